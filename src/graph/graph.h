@@ -1,0 +1,53 @@
+// A graph: nodes in execution order, and the memory plan for its intermediate tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "graph/tensor.h"
+
+namespace hexllm::graph {
+
+class Graph {
+ public:
+  // Appends `t` and everything it depends on that is not yet in the graph, sources first
+  // (ggml_build_forward_expand semantics). Call order decides the order of independent
+  // subgraphs.
+  void expand(Tensor* t);
+
+  // Compute nodes (op != NONE), in execution order. Layout ops are included: backends skip
+  // them.
+  const std::vector<Tensor*>& nodes() const { return nodes_; }
+  // Leaves (op == NONE) reached from the nodes.
+  const std::vector<Tensor*>& leafs() const { return leafs_; }
+
+ private:
+  void visit(Tensor* t);
+  std::vector<Tensor*> nodes_;
+  std::vector<Tensor*> leafs_;
+  std::vector<const Tensor*> seen_;  // sorted for lookup
+};
+
+// Plans one buffer for every tensor of the graph whose data is not yet bound: computed
+// nodes that own storage, and input leaves. Storage is reused once its last reader has run;
+// inputs and outputs (kFlagOutput) are never reused. Views get their data from their root.
+class MemoryPlan {
+ public:
+  explicit MemoryPlan(const Graph& graph, size_t alignment = 128);
+  size_t size() const { return size_; }
+  // Sets `data` of every planned tensor and of every view (base must hold size() bytes,
+  // aligned to the plan's alignment).
+  void bind(void* base) const;
+
+ private:
+  struct Slot {
+    Tensor* tensor;
+    size_t offset;
+  };
+  std::vector<Slot> slots_;
+  std::vector<Tensor*> views_;  // in dependency order
+  size_t size_ = 0;
+};
+
+}  // namespace hexllm::graph
