@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/error.h"
@@ -117,6 +118,8 @@ class File {
   uint64_t data_offset_ = 0;
   std::vector<KeyValue> kv_;
   std::vector<TensorInfo> tensors_;
+  // Name -> index into tensors_. Views point into bytes_, which every copy of the File shares.
+  std::unordered_map<std::string_view, size_t> tensor_index_;
 
   friend class Parser;
 };
@@ -158,6 +161,9 @@ class Writer {
  private:
   struct PendingKV;
   struct PendingTensor;
+  // Serializes the whole file through `out` (called with consecutive byte ranges).
+  void emit(const std::function<void(const void*, size_t)>& out) const;
+  void put(const std::string& key, Value v);
   std::vector<std::shared_ptr<PendingKV>> kvs_;
   std::vector<std::shared_ptr<PendingTensor>> tensors_;
 };
