@@ -1,0 +1,122 @@
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+
+namespace hexllm::sampling {
+
+void validate(const SamplerParams& p) {
+  if (!std::isfinite(p.temperature) || p.temperature < 0.0f)
+    fail("--temp must be a finite value >= 0 (got %g)", p.temperature);
+  if (!std::isfinite(p.top_p) || p.top_p <= 0.0f || p.top_p > 1.0f)
+    fail("--top-p must be in (0, 1] (got %g)", p.top_p);
+  if (!std::isfinite(p.min_p) || p.min_p < 0.0f || p.min_p > 1.0f)
+    fail("--min-p must be in [0, 1] (got %g)", p.min_p);
+  if (!std::isfinite(p.repeat_penalty) || p.repeat_penalty <= 0.0f)
+    fail("--repeat-penalty must be > 0 (got %g)", p.repeat_penalty);
+  if (p.repeat_last_n < 0) fail("--repeat-last-n must be >= 0 (got %d)", p.repeat_last_n);
+}
+
+int32_t argmax(std::span<const float> values) {
+  int32_t best = 0;
+  for (size_t i = 1; i < values.size(); ++i)
+    if (values[i] > values[best]) best = static_cast<int32_t>(i);
+  return best;
+}
+
+Sampler::Sampler(const SamplerParams& params, int32_t n_vocab)
+    : params_(params), n_vocab_(n_vocab), rng_(params.seed) {
+  validate(params_);
+  if (n_vocab_ <= 0) fail("sampler: n_vocab must be positive (got %d)", n_vocab_);
+}
+
+void Sampler::reset() {
+  recent_.clear();
+  rng_.reseed(params_.seed);
+}
+
+void Sampler::accept(int32_t token) {
+  if (params_.repeat_last_n == 0) return;
+  recent_.push_back(token);
+  while (recent_.size() > static_cast<size_t>(params_.repeat_last_n)) recent_.pop_front();
+}
+
+// CTRL-style penalty, once per distinct recent token: a positive logit is divided, a negative
+// one multiplied. Candidates are still in id order here, so c[t] is token t.
+void Sampler::apply_penalty(std::vector<Candidate>& c) {
+  if (params_.repeat_penalty == 1.0f || recent_.empty()) return;
+  penalized_.assign(recent_.begin(), recent_.end());
+  std::sort(penalized_.begin(), penalized_.end());
+  penalized_.erase(std::unique(penalized_.begin(), penalized_.end()), penalized_.end());
+  for (int32_t t : penalized_) {
+    if (t < 0 || t >= n_vocab_) continue;
+    float& l = c[static_cast<size_t>(t)].logit;
+    l = l > 0.0f ? l / params_.repeat_penalty : l * params_.repeat_penalty;
+  }
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  if (logits.size() != static_cast<size_t>(n_vocab_))
+    fail("sampler: got %zu logits, expected n_vocab = %d", logits.size(), n_vocab_);
+
+  std::vector<Candidate>& c = scratch_;
+  c.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) c[i] = {static_cast<int32_t>(i), logits[i]};
+  apply_penalty(c);
+
+  // Sorted by logit descending, ties by lower id: every cut below keeps a prefix.
+  auto by_logit = [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  };
+
+  if (params_.temperature <= 0.0f) return std::min_element(c.begin(), c.end(), by_logit)->id;
+
+  size_t keep = c.size();
+  if (params_.top_k > 0) keep = std::min(keep, static_cast<size_t>(params_.top_k));
+  std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(keep), c.end(), by_logit);
+  c.resize(keep);
+
+  // Probabilities at temperature 1 decide the top-p and min-p cuts (as llama.cpp does).
+  std::vector<double>& p = probs_;
+  p.resize(c.size());
+  auto softmax = [&](double inv_temp) {
+    double sum = 0.0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      p[i] = std::exp(static_cast<double>(c[i].logit - c[0].logit) * inv_temp);
+      sum += p[i];
+    }
+    for (double& v : p) v /= sum;
+  };
+  softmax(1.0);
+
+  if (params_.top_p < 1.0f) {
+    double cum = 0.0;
+    size_t n = 0;
+    while (n < c.size()) {
+      cum += p[n++];
+      if (cum >= params_.top_p) break;
+    }
+    c.resize(n);
+    p.resize(n);
+  }
+  if (params_.min_p > 0.0f) {
+    const double floor = p[0] * params_.min_p;
+    size_t n = 1;
+    while (n < c.size() && p[n] >= floor) ++n;
+    c.resize(n);
+    p.resize(n);
+  }
+
+  softmax(1.0 / params_.temperature);
+  const double r = rng_.uniform();
+  double cum = 0.0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    cum += p[i];
+    if (r < cum) return c[i].id;
+  }
+  return c.back().id;
+}
+
+}  // namespace hexllm::sampling

@@ -1,0 +1,58 @@
+// Token sampling: greedy, temperature, top-k, top-p, min-p, repetition penalty, seeded RNG.
+// Order of the chain (llama.cpp's default): penalties -> top-k -> top-p -> min-p -> temperature
+// -> draw. Temperature <= 0 means greedy (argmax, ties to the lowest id).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "sampling/rng.h"
+
+namespace hexllm::sampling {
+
+struct SamplerParams {
+  float temperature = 0.8f;
+  int32_t top_k = 40;           // <= 0: off
+  float top_p = 0.95f;          // >= 1: off
+  float min_p = 0.05f;          // <= 0: off
+  float repeat_penalty = 1.0f;  // 1: off
+  int32_t repeat_last_n = 64;   // how many recent tokens the penalty looks at
+  uint64_t seed = 0;
+};
+
+// Throws hexllm::Error naming the field when a value is out of range.
+void validate(const SamplerParams& p);
+
+class Sampler {
+ public:
+  Sampler(const SamplerParams& params, int32_t n_vocab);
+
+  // Picks the next token from one row of logits (n_vocab values). Does not record it.
+  int32_t sample(std::span<const float> logits);
+  // Records a token (prompt or generated) for the repetition penalty.
+  void accept(int32_t token);
+  void reset();
+
+ private:
+  struct Candidate {
+    int32_t id;
+    float logit;
+  };
+  void apply_penalty(std::vector<Candidate>& c);
+
+  SamplerParams params_;
+  int32_t n_vocab_;
+  Rng rng_;
+  std::deque<int32_t> recent_;
+  // Reused across calls: no allocation per token once warmed up.
+  std::vector<Candidate> scratch_;
+  std::vector<double> probs_;
+  std::vector<int32_t> penalized_;
+};
+
+// Index of the largest value, the lowest index on ties.
+int32_t argmax(std::span<const float> values);
+
+}  // namespace hexllm::sampling

@@ -1,0 +1,143 @@
+// Sampler behaviour against hand-derived distributions and cuts.
+#include "sampling/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "base/error.h"
+
+namespace hexllm::sampling {
+namespace {
+
+SamplerParams plain(float temp) {
+  SamplerParams p;
+  p.temperature = temp;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  p.repeat_penalty = 1.0f;
+  p.seed = 42;
+  return p;
+}
+
+// Logits whose softmax is exactly the given probabilities.
+std::vector<float> logits_of(const std::vector<double>& probs) {
+  std::vector<float> l;
+  for (double p : probs) l.push_back(static_cast<float>(std::log(p)));
+  return l;
+}
+
+std::vector<double> frequencies(Sampler& s, const std::vector<float>& logits, int n) {
+  std::vector<double> f(logits.size(), 0.0);
+  for (int i = 0; i < n; ++i) f[static_cast<size_t>(s.sample(logits))] += 1.0 / n;
+  return f;
+}
+
+TEST(Sampler, GreedyPicksArgmaxAndLowestIdOnTies) {
+  Sampler s(plain(0.0f), 5);
+  EXPECT_EQ(s.sample(std::vector<float>{0.1f, 3.0f, -1.0f, 3.0f, 2.9f}), 1);
+  EXPECT_EQ(argmax(std::vector<float>{2.0f, 2.0f}), 0);
+}
+
+TEST(Sampler, TemperatureOneFollowsSoftmax) {
+  Sampler s(plain(1.0f), 3);
+  const auto f = frequencies(s, logits_of({0.5, 0.3, 0.2}), 200000);
+  EXPECT_NEAR(f[0], 0.5, 0.01);
+  EXPECT_NEAR(f[1], 0.3, 0.01);
+  EXPECT_NEAR(f[2], 0.2, 0.01);
+}
+
+TEST(Sampler, TemperatureHalfSquaresTheOdds) {
+  // p_i^(1/T) normalized with T = 0.5: 0.25, 0.09, 0.04 over 0.38.
+  Sampler s(plain(0.5f), 3);
+  const auto f = frequencies(s, logits_of({0.5, 0.3, 0.2}), 200000);
+  EXPECT_NEAR(f[0], 0.25 / 0.38, 0.01);
+  EXPECT_NEAR(f[1], 0.09 / 0.38, 0.01);
+  EXPECT_NEAR(f[2], 0.04 / 0.38, 0.01);
+}
+
+TEST(Sampler, TopKKeepsTheLargest) {
+  SamplerParams p = plain(1.0f);
+  p.top_k = 2;
+  Sampler s(p, 3);
+  const auto f = frequencies(s, logits_of({0.5, 0.3, 0.2}), 100000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_NEAR(f[0], 0.5 / 0.8, 0.01);
+}
+
+TEST(Sampler, TopPKeepsTheSmallestPrefixReachingP) {
+  // Cumulative 0.5, 0.8, 1.0: top-p 0.6 keeps the first two.
+  SamplerParams p = plain(1.0f);
+  p.top_p = 0.6f;
+  Sampler s(p, 3);
+  const auto f = frequencies(s, logits_of({0.5, 0.3, 0.2}), 100000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_NEAR(f[1], 0.3 / 0.8, 0.01);
+}
+
+TEST(Sampler, MinPDropsTokensBelowAFractionOfTheBest) {
+  // min-p 0.5: keep p >= 0.25, i.e. tokens 0 and 1.
+  SamplerParams p = plain(1.0f);
+  p.min_p = 0.5f;
+  Sampler s(p, 3);
+  const auto f = frequencies(s, logits_of({0.5, 0.3, 0.2}), 100000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_GT(f[1], 0.3);
+}
+
+TEST(Sampler, RepeatPenaltyDividesPositiveAndMultipliesNegativeLogits) {
+  SamplerParams p = plain(0.0f);
+  p.repeat_penalty = 2.0f;
+  Sampler s(p, 3);
+  // Token 0 (4.0) is recent: 4 / 2 = 2 < 3, so token 1 wins.
+  s.accept(0);
+  EXPECT_EQ(s.sample(std::vector<float>{4.0f, 3.0f, -1.0f}), 1);
+  // Token 2 (-1) recent too: -2, still last; token 1 still best.
+  s.accept(2);
+  EXPECT_EQ(s.sample(std::vector<float>{4.0f, 3.0f, -1.0f}), 1);
+}
+
+TEST(Sampler, PenaltyForgetsTokensOlderThanTheWindow) {
+  SamplerParams p = plain(0.0f);
+  p.repeat_penalty = 2.0f;
+  p.repeat_last_n = 1;
+  Sampler s(p, 3);
+  s.accept(0);
+  s.accept(2);  // pushes 0 out of the one-token window
+  EXPECT_EQ(s.sample(std::vector<float>{4.0f, 3.0f, -1.0f}), 0);
+}
+
+TEST(Sampler, SameSeedSameTokens) {
+  const std::vector<float> l = logits_of({0.25, 0.25, 0.25, 0.25});
+  Sampler a(plain(1.0f), 4), b(plain(1.0f), 4);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(a.sample(l), b.sample(l));
+  a.reset();
+  Sampler c(plain(1.0f), 4);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(a.sample(l), c.sample(l));
+}
+
+TEST(Sampler, RejectsInvalidParametersByName) {
+  SamplerParams p = plain(1.0f);
+  p.top_p = 1.5f;
+  try {
+    Sampler s(p, 3);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--top-p"), std::string::npos);
+  }
+  p = plain(-1.0f);
+  EXPECT_THROW(Sampler(p, 3), Error);
+  p = plain(1.0f);
+  p.repeat_penalty = 0.0f;
+  EXPECT_THROW(Sampler(p, 3), Error);
+}
+
+TEST(Sampler, RejectsWrongLogitCount) {
+  Sampler s(plain(0.0f), 3);
+  EXPECT_THROW(s.sample(std::vector<float>{1.0f, 2.0f}), Error);
+}
+
+}  // namespace
+}  // namespace hexllm::sampling
