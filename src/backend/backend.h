@@ -2,11 +2,27 @@
 // supports it; the reference backend supports everything and is the oracle.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <memory>
 #include <span>
 
 #include "graph/tensor.h"
 
 namespace hexllm::backend {
+
+enum class MemoryKind { Weights, Cache, Compute };
+
+// Host-addressable memory that a backend can compute on.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual void* data() = 0;
+  virtual size_t size() const = 0;
+};
+
+// Called with (done, total) while weights are prepared.
+using Progress = std::function<void(size_t done, size_t total)>;
 
 class Backend {
  public:
@@ -18,6 +34,19 @@ class Backend {
   // Computes `nodes` in order (layout ops among them are skipped). Every source is ready.
   // Throws hexllm::Error naming the op on failure.
   virtual void compute(std::span<graph::Tensor* const> nodes) = 0;
+
+  // Memory for the KV cache and intermediate tensors, zero-filled. The default is 128-byte
+  // aligned heap memory; a device backend returns memory from its shared pool.
+  virtual std::unique_ptr<Buffer> alloc_buffer(MemoryKind kind, size_t bytes);
+  // Gives the backend the model's weights once, after loading (a device backend copies or
+  // repacks them into its pool). The tensors keep pointing at the original (mmapped) data.
+  virtual void load_weights(std::span<graph::Tensor* const> weights, const Progress& progress) {
+    (void)weights;
+    (void)progress;
+  }
 };
+
+// Zero-filled heap memory, 128-byte aligned.
+std::unique_ptr<Buffer> alloc_host_buffer(size_t bytes);
 
 }  // namespace hexllm::backend

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "graph/tensor.h"
@@ -23,15 +24,17 @@ class Graph {
   const std::vector<Tensor*>& leafs() const { return leafs_; }
 
  private:
-  void visit(Tensor* t);
   std::vector<Tensor*> nodes_;
   std::vector<Tensor*> leafs_;
-  std::vector<const Tensor*> seen_;  // sorted for lookup
+  std::unordered_map<const Tensor*, bool> seen_;  // tensor -> finished (false while on the DFS stack)
 };
 
 // Plans one buffer for every tensor of the graph whose data is not yet bound: computed
 // nodes that own storage, and input leaves. Storage is reused once its last reader has run;
 // inputs and outputs (kFlagOutput) are never reused. Views get their data from their root.
+// Unbound leaves count as inputs whatever their flags. Tensors that nothing in the graph reads
+// (the graph's results) are kept like outputs. Plan before binding: a tensor with data is
+// taken as bound by its owner (weights, KV cache) and left alone.
 class MemoryPlan {
  public:
   explicit MemoryPlan(const Graph& graph, size_t alignment = 128);
@@ -48,6 +51,7 @@ class MemoryPlan {
   std::vector<Slot> slots_;
   std::vector<Tensor*> views_;  // in dependency order
   size_t size_ = 0;
+  size_t alignment_ = 0;
 };
 
 }  // namespace hexllm::graph

@@ -4,7 +4,11 @@
 // Conventions (ggml's): ne[0] is the row length. A matrix of M rows of K values is [K, M].
 // MUL_MAT(a [K, M, b2, b3], b [K, N, c2, c3]) = [M, N, c2, c3], each output row n holding
 // the dot products of b's row n with every row of a; a's dims 2/3 are broadcast to b's
-// (c2 % b2 == 0, c3 % b3 == 0). Outputs are F32 unless stated.
+// (c2 % b2 == 0, c3 % b3 == 0): output batch i2 uses a's batch i2 / (c2 / b2), as query
+// head h uses KV head h / (n_head / n_head_kv). Outputs are F32 unless stated.
+// Sources are stored in argument order (src[0] = a, src[1] = b, ...) except where noted.
+// Views (VIEW/RESHAPE/PERMUTE/TRANSPOSE, SET_ROWS, CPY) have view_src = the storage root and
+// view_offs relative to it; layout views keep src[0] = the viewed tensor.
 #pragma once
 
 #include <cstdint>
@@ -34,11 +38,13 @@ Tensor* transpose(Context& ctx, Tensor* a);  // swaps dims 0 and 1
 // out[:, i, j, k] = a[:, idx[i, j, k], j, k]. `a` may be any type (rows are dequantized).
 Tensor* get_rows(Context& ctx, Tensor* a, Tensor* idx);
 // SET_ROWS: writes the rows of src [ne0, n, n2, n3] (F32) into dst rows idx [n, n2, n3] (I32
-// or I64), converting to dst's type (F32/F16). Returns a view of dst that depends on the
-// write: read the updated dst through it.
+// or I64), converting to dst's type (F32/F16/BF16). idx may broadcast over src's dims 2/3
+// (idx [n, n2', n3'] with n2 % n2' == 0). Returns a view of dst that depends on the write:
+// read the updated dst through it. src[0] = src, src[1] = idx, view_src = dst's root.
 Tensor* set_rows(Context& ctx, Tensor* dst, Tensor* src, Tensor* idx);
-// CPY: copies a into b (same element count, any strides, F32/F16 conversion). Returns a
-// view of b that depends on the copy.
+// CPY: copies a into b (same element count, any strides, F32/F16 conversion). Element k of a
+// in logical order (ne[0] fastest) goes to element k of b. Returns a view of b that depends
+// on the copy; src[0] = a, src[1] = b.
 Tensor* cpy(Context& ctx, Tensor* a, Tensor* b);
 Tensor* cont(Context& ctx, Tensor* a);  // contiguous copy, same type and shape
 Tensor* dup(Context& ctx, Tensor* a);   // copy, same type and shape (contiguous output)
@@ -91,7 +97,7 @@ Tensor* l2_norm(Context& ctx, Tensor* a, float eps);
 // SOFT_MAX(a [n, rows, n2, n3], mask [n, >= rows, m2, m3] F32/F16 or null, sinks [n2] F32 or
 // null): softmax(scale * a + slope * mask) per row. Mask dims 2/3 broadcast (n2 % m2 == 0).
 // ALiBi slope per head (dim 2) when max_bias > 0. A sink adds exp(sink[h]) to the
-// denominator. params f[0] = scale, f[1] = max_bias.
+// denominator. A row whose logits are all -inf gives zeros. params f[0] = scale, f[1] = max_bias.
 Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale, float max_bias, Tensor* sinks = nullptr);
 Tensor* sum_rows(Context& ctx, Tensor* a);  // [1, rows, ...]
 enum class SortOrder : int32_t { Ascending = 0, Descending = 1 };
@@ -124,8 +130,10 @@ Tensor* rope(Context& ctx, Tensor* a, Tensor* pos, Tensor* freq_factors, const R
 // v [Dv, n_kv, n_head_kv, 1] F16/F32, mask [n_kv, >= n_q] F16 or null, sinks [n_head] or null)
 // = [Dv, n_head, n_q, 1] F32 (head-major rows: reshape to [Dv * n_head, n_q]).
 // Query head h uses KV head h / (n_head / n_head_kv). softmax(scale * q.k + mask) with
-// optional logit soft-capping (softcap * tanh(s / softcap)) and ALiBi.
-// params f[0] = scale, f[1] = max_bias, f[2] = logit_softcap.
+// optional logit soft-capping (softcap * tanh(s / softcap)) and ALiBi (slope * mask); the
+// mask broadcasts over heads (mask dims 2/3 divide q's). A sink adds exp(sink[h]) to the
+// denominator; a query with every key masked (and no sink) gives zeros.
+// params f[0] = scale, f[1] = max_bias, f[2] = logit_softcap. src: q, k, v, mask, sinks.
 Tensor* flash_attn_ext(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, float max_bias,
                        float logit_softcap, Tensor* sinks = nullptr);
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "quant/types.h"
 
@@ -139,6 +140,9 @@ inline const Tensor* storage_root(const Tensor* t) {
   while (t->view_src != nullptr) t = t->view_src;
   return t;
 }
+
+// "[64, 32, 1, 1]": for error messages.
+std::string shape_str(const Tensor& t);
 
 // Row-major contiguous strides for `type` and `ne`.
 void set_contiguous_strides(Tensor& t);
