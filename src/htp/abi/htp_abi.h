@@ -1,0 +1,14 @@
+// The whole host-device contract in one include.
+#pragma once
+
+#include "htp/abi/fastdiv.h"
+#include "htp/abi/htp_batch.h"
+#include "htp/abi/htp_hwinfo.h"
+#include "htp/abi/htp_limits.h"
+#include "htp/abi/htp_op.h"
+#include "htp/abi/htp_opcode.h"
+#include "htp/abi/htp_status.h"
+#include "htp/abi/htp_tensor.h"
+#include "htp/abi/htp_trace.h"
+#include "htp/abi/htp_types.h"
+#include "htp/abi/layout.h"

@@ -1,0 +1,23 @@
+// What a session reports about itself, so the host sizes batches and layouts for it.
+#pragma once
+
+#include <stdint.h>
+
+// How a session's DMA queues move data (DESIGN §5.2); kernels run the same code in all modes.
+enum htp_dma_mode : uint32_t {
+  HTP_DMA_ASYNC = 0,      // copy engine works in the background, pop waits for completion
+  HTP_DMA_INLINE = 1,     // copy at push time
+  HTP_DMA_ZERO_COPY = 2,  // no copy: kernels read and write DDR through the popped pointers
+  HTP_DMA_MODE_COUNT
+};
+
+struct htp_hwinfo {
+  uint32_t abi_version;
+  uint32_t n_threads;
+  uint32_t vtcm_size;    // bytes in the session's VTCM arena
+  uint32_t dma_mode;     // htp_dma_mode
+  uint64_t window_size;  // bytes of banks that may be mapped at once
+  uint32_t max_tensors;  // tensors per batch
+  uint32_t n_banks;
+};
+static_assert(sizeof(htp_hwinfo) == 32 && sizeof(htp_hwinfo) % 8 == 0, "htp_hwinfo layout");

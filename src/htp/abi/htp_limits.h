@@ -1,0 +1,16 @@
+// ABI version and the fixed limits both sides size their arrays by.
+#pragma once
+
+#include <stdint.h>
+
+// Bumped whenever any struct, enum value or message rule in src/htp/abi changes.
+inline constexpr uint32_t HTP_ABI_VERSION = 1;
+
+inline constexpr uint32_t HTP_MAX_THREADS = 16;  // worker threads per session (incl. the caller)
+inline constexpr uint32_t HTP_MAX_BANKS = 16;    // pool banks a tensor can name
+inline constexpr uint32_t HTP_MAX_SRC = 6;       // sources per op
+inline constexpr uint32_t HTP_MAX_PARAMS = 16;   // raw int32 op params per op
+inline constexpr uint32_t HTP_KPARAMS_BYTES = 128;  // host-precomputed kernel params blob
+inline constexpr uint16_t HTP_NO_TENSOR = 0xffff;   // unused src/dst slot
+inline constexpr uint32_t HTP_MAX_TENSORS = 0xffff;  // indices are u16 and 0xffff means none
+inline constexpr uint32_t HTP_NO_INDEX = 0xffffffffu;  // "no op / no tensor" in a response

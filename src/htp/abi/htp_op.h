@@ -1,0 +1,38 @@
+// One op in a batch: opcode, raw graph op params, and a kernel-params blob the host
+// precomputed (shapes, tiling, fastdiv constants, VTCM layout) so the kernel recomputes nothing.
+#pragma once
+
+#include <stdint.h>
+
+#include "htp/abi/htp_limits.h"
+
+enum htp_op_flags : uint32_t {
+  HTP_OPF_SKIP_COMPUTE = 1u << 0,  // validate and time the op but run no kernel (profiling)
+  HTP_OPF_ALL = 0x1,
+};
+
+struct htp_op_desc {
+  uint32_t opcode;                      // htp_opcode
+  uint32_t flags;                       // htp_op_flags
+  int32_t params[HTP_MAX_PARAMS];       // the graph node's op params, verbatim
+  alignas(8) uint8_t kparams[HTP_KPARAMS_BYTES];  // per-family struct, see htp_kparams_*
+  uint16_t src[HTP_MAX_SRC];            // tensor indices; HTP_NO_TENSOR when unused
+  uint16_t dst;
+  uint16_t pad;
+};
+static_assert(sizeof(htp_op_desc) == 216 && sizeof(htp_op_desc) % 8 == 0, "htp_op_desc layout");
+
+// Per-family kernel params live in the blob; each family static_asserts its struct fits.
+template <typename T>
+inline void htp_kparams_set(htp_op_desc* op, const T& params) {
+  static_assert(sizeof(T) <= HTP_KPARAMS_BYTES, "kernel params exceed the 128-byte blob");
+  __builtin_memcpy(op->kparams, &params, sizeof(T));
+}
+
+template <typename T>
+inline T htp_kparams_get(const htp_op_desc& op) {
+  static_assert(sizeof(T) <= HTP_KPARAMS_BYTES, "kernel params exceed the 128-byte blob");
+  T params;
+  __builtin_memcpy(&params, op.kparams, sizeof(T));
+  return params;
+}

@@ -1,0 +1,183 @@
+// htp_session_process: validate a batch message, resolve its tensors, run its ops in order.
+#include "htp/dispatch.h"
+#include "htp/platform/platform.h"
+#include "htp/session_impl.h"
+#include "htp/util.h"
+
+namespace hexllm::htp {
+
+namespace {
+
+// [offset, offset + bytes) lies in a message of `size` bytes and starts 8-byte aligned.
+bool area_ok(uint64_t offset, uint64_t bytes, uint64_t size) {
+  return offset % 8 == 0 && offset <= size && bytes <= size - offset;
+}
+
+htp_status check_header(const htp_batch_header& h, uint64_t size, const htp_session_config& c) {
+  if (h.message_size > size || h.message_size < sizeof(htp_batch_header)) return HTP_ERR_BAD_BATCH;
+  size = h.message_size;
+  if ((h.flags & ~(uint32_t)HTP_BATCH_FLAGS_ALL) != 0 || h.n_tensors > c.max_tensors)
+    return HTP_ERR_BAD_BATCH;
+  if (!area_ok(h.tensors_offset, (uint64_t)h.n_tensors * sizeof(htp_tensor), size) ||
+      !area_ok(h.ops_offset, (uint64_t)h.n_ops * sizeof(htp_op_desc), size) ||
+      !area_ok(h.response_offset, htp_response_bytes(h.n_ops), size))
+    return HTP_ERR_BAD_BATCH;
+  if ((h.flags & HTP_BATCH_TRACE) != 0 &&
+      !area_ok(h.trace_offset, (uint64_t)h.trace_threads * h.trace_capacity * sizeof(htp_trace_record), size))
+    return HTP_ERR_BAD_BATCH;
+  return HTP_OK;
+}
+
+// Bounds, strides and type of one tensor against the session's banks.
+htp_status prepare_tensor(const htp_session& s, const htp_tensor& t, tensor_ref* out) {
+  if (t.bank >= s.config.n_banks) return HTP_ERR_BAD_TENSOR;
+  const htp_bank& bank = s.config.banks[t.bank];
+  if (bank.size == 0) return HTP_ERR_OUT_OF_WINDOW;
+  if ((t.flags & ~(uint32_t)HTP_TENSOR_FLAGS_ALL) != 0) return HTP_ERR_BAD_TENSOR;
+  const htp_type_info ti = htp_type_geometry(t.type);
+  if (ti.block_size == 0) return HTP_ERR_BAD_TENSOR;
+  const uint64_t extent = htp_tensor_extent(t);
+  if (extent == HTP_BAD_EXTENT || extent > t.size || (uint64_t)t.offset + t.size > bank.size)
+    return HTP_ERR_BAD_TENSOR;
+  // Kernels load whole scalars: element 0 and every stride keep the type's alignment.
+  if (t.offset % ti.align != 0) return HTP_ERR_BAD_TENSOR;
+  for (int d = 0; d < 4; ++d)
+    if (t.nb[d] % ti.align != 0) return HTP_ERR_BAD_TENSOR;
+  *out = {t, bank.base + t.offset};
+  return HTP_OK;
+}
+
+htp_status check_op(const htp_op_desc& op, const htp_session& s, uint32_t n_tensors) {
+  if (op.opcode >= HTP_OP_COUNT) return HTP_ERR_NO_SUPPORT;
+  if ((op.flags & ~(uint32_t)HTP_OPF_ALL) != 0) return HTP_ERR_INVALID_PARAMS;
+  for (uint32_t k = 0; k < HTP_MAX_SRC; ++k)
+    if (op.src[k] != HTP_NO_TENSOR && op.src[k] >= n_tensors) return HTP_ERR_BAD_TENSOR;
+  if (op.dst >= n_tensors) return HTP_ERR_BAD_TENSOR;  // also catches HTP_NO_TENSOR
+  if ((s.tensors[op.dst].t.flags & HTP_TENSOR_WEIGHT) != 0) return HTP_ERR_BAD_TENSOR;
+  return HTP_OK;
+}
+
+htp_op_ctx make_ctx(htp_session* s, uint32_t op_index) {
+  htp_op_ctx ctx{};
+  ctx.op = &s->op;
+  ctx.op_index = op_index;
+  ctx.n_threads = s->config.n_threads;
+  for (uint32_t k = 0; k < HTP_MAX_SRC; ++k)
+    ctx.src[k] = s->op.src[k] == HTP_NO_TENSOR ? nullptr : &s->tensors[s->op.src[k]];
+  ctx.dst = &s->tensors[s->op.dst];
+  ctx.wq = &s->wq;
+  ctx.dma = s->dma;
+  ctx.trace = s->trace;
+  ctx.vtcm_base = s->vtcm.base;
+  ctx.vtcm_size = s->vtcm.size;
+  return ctx;
+}
+
+// Every push has its pop: a kernel that returns with DMA work queued broke that rule.
+htp_status drain_dma(htp_session* s) {
+  htp_status st = HTP_OK;
+  for (uint32_t i = 0; i < s->config.n_threads; ++i) {
+    if (!dma_queue_empty(&s->dma[i])) {
+      dma_queue_flush(&s->dma[i]);
+      st = HTP_ERR_INTERNAL;
+    }
+  }
+  return st;
+}
+
+void setup_trace(htp_session* s, uint8_t* msg, const htp_batch_header& h, uint64_t t0) {
+  const bool on = (h.flags & HTP_BATCH_TRACE) != 0;
+  for (uint32_t t = 0; t < HTP_MAX_THREADS; ++t) {
+    htp_trace_record* area = nullptr;
+    if (on && t < h.trace_threads && t < s->config.n_threads)
+      area = (htp_trace_record*)(msg + h.trace_offset) + (uint64_t)t * h.trace_capacity;
+    trace_reset(&s->trace[t], area, h.trace_capacity, t0);
+  }
+}
+
+// Validates everything up front, so that a malformed batch runs no op at all.
+htp_status prepare_batch(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_response* rsp) {
+  for (uint32_t i = 0; i < h.n_tensors; ++i) {
+    htp_tensor t;
+    htp_memcpy(&t, msg + h.tensors_offset + (uint64_t)i * sizeof(htp_tensor), sizeof t);
+    const htp_status st = prepare_tensor(*s, t, &s->tensors[i]);
+    if (st != HTP_OK) {
+      rsp->failed_tensor = i;
+      return st;
+    }
+  }
+  for (uint32_t i = 0; i < h.n_ops; ++i) {
+    htp_memcpy(&s->op, msg + h.ops_offset + (uint64_t)i * sizeof(htp_op_desc), sizeof(htp_op_desc));
+    const htp_status st = check_op(s->op, *s, h.n_tensors);
+    if (st != HTP_OK) {
+      rsp->failed_op = i;
+      return st;
+    }
+  }
+  return HTP_OK;
+}
+
+htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_response* rsp,
+                   uint64_t* op_ns) {
+  htp_status st = HTP_OK;
+  work_queue_wakeup(&s->wq);
+  for (uint32_t i = 0; i < h.n_ops; ++i) {
+    // Copied again and re-checked: an earlier op may have written over the message.
+    htp_memcpy(&s->op, msg + h.ops_offset + (uint64_t)i * sizeof(htp_op_desc), sizeof(htp_op_desc));
+    st = check_op(s->op, *s, h.n_tensors);
+    if (st == HTP_OK) {
+      htp_op_ctx ctx = make_ctx(s, i);
+      trace_begin(&s->trace[0], HTP_EV_OP, (uint16_t)i);
+      const uint64_t start = platform_time_ns();
+      st = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0 ? HTP_OK : dispatch_op(&ctx);
+      const htp_status dma_st = drain_dma(s);
+      if (st == HTP_OK) st = dma_st;
+      op_ns[i] = platform_time_ns() - start;
+      trace_end(&s->trace[0], HTP_EV_OP, (uint16_t)i);
+    }
+    if (st != HTP_OK) {
+      rsp->failed_op = i;
+      break;
+    }
+    rsp->n_ops_done = i + 1;
+  }
+  work_queue_suspend(&s->wq);
+  return st;
+}
+
+}  // namespace
+
+htp_status htp_session_process(htp_session* s, void* message, size_t size) {
+  const uint64_t t0 = platform_time_ns();
+  auto* msg = (uint8_t*)message;
+  if (msg == nullptr || (uintptr_t)msg % 8 != 0 || size < sizeof(htp_batch_header)) return HTP_ERR_BAD_BATCH;
+  htp_batch_header h;
+  htp_memcpy(&h, msg, sizeof h);
+  if (h.magic != HTP_BATCH_MAGIC) return HTP_ERR_BAD_BATCH;
+  if (h.abi_version != HTP_ABI_VERSION) return HTP_ERR_ABI_VERSION;
+  if (!area_ok(h.response_offset, sizeof(htp_response), size)) return HTP_ERR_BAD_BATCH;
+
+  auto* rsp = (htp_response*)(msg + h.response_offset);
+  htp_memset(rsp, 0, sizeof(htp_response));
+  rsp->failed_op = HTP_NO_INDEX;
+  rsp->failed_tensor = HTP_NO_INDEX;
+  rsp->seq = h.seq;
+
+  htp_status st = check_header(h, size, s->config);
+  if (st == HTP_OK) {
+    auto* op_ns = (uint64_t*)(rsp + 1);
+    htp_memset(op_ns, 0, (size_t)h.n_ops * sizeof(uint64_t));
+    setup_trace(s, msg, h, t0);
+    st = prepare_batch(s, msg, h, rsp);
+    if (st == HTP_OK) st = run_ops(s, msg, h, rsp, op_ns);
+    for (uint32_t t = 0; t < HTP_MAX_THREADS; ++t) {
+      rsp->trace_count[t] = s->trace[t].count;
+      rsp->trace_dropped += s->trace[t].dropped;
+    }
+  }
+  rsp->status = st;
+  rsp->total_ns = platform_time_ns() - t0;
+  return st;
+}
+
+}  // namespace hexllm::htp

@@ -1,0 +1,306 @@
+// Binary family: dst = src0 (op) src1 for ADD, SUB, MUL, DIV on F32, src1 broadcast over rows
+// (ne11/ne12/ne13 dividing dst's) and within a row (ne10 dividing ne0); and ADD_ID (src1 rows
+// chosen by an index tensor), at the end of the file.
+//
+// The pattern other kernels follow (DESIGN §5.1): rows are split across workers; each worker
+// streams blocks of rows DDR -> DMA -> VTCM -> compute -> VTCM -> DMA -> DDR through two slots
+// in its own VTCM area. Its DMA queue is the slot rotation: the prologue pushes, per slot, a
+// token for the output buffer and the input blocks; each iteration pops {output token, src0,
+// src1}, computes, pushes the write-back (which becomes the slot's next output token) and the
+// prefetch of the block two ahead into the inputs it just consumed; the epilogue drains.
+#include "htp/abi/binary_params.h"
+#include "htp/ops/ops.h"
+#include "htp/util.h"
+
+namespace hexllm::htp {
+
+namespace {
+
+struct binary_job {
+  const htp_op_ctx* ctx;
+  htp_binary_params p;
+  uint32_t opcode;
+  uint32_t n_rows;  // rows of dst, flattened over ne1..ne3
+  htp_status status[HTP_MAX_THREADS];
+};
+
+// A run of rows that is strided in src0, src1 and dst alike: within one (i2, i3) plane, and
+// within one period of src1's rows so that its rows are consecutive too.
+struct row_block {
+  const uint8_t* src0;
+  const uint8_t* src1;
+  uint8_t* dst;
+  uint32_t rows;
+};
+
+row_block block_at(const binary_job& j, uint32_t r, uint32_t r_end) {
+  const htp_binary_params& p = j.p;
+  const htp_tensor& t0 = j.ctx->src[0]->t;
+  const htp_tensor& t1 = j.ctx->src[1]->t;
+  const htp_tensor& td = j.ctx->dst->t;
+  const uint32_t i1 = htp_fastmod(r, p.ne1);
+  const uint32_t i23 = htp_fastdiv(r, p.ne1);
+  const uint32_t i2 = htp_fastmod(i23, p.ne2);
+  const uint32_t i3 = htp_fastdiv(i23, p.ne2);
+  const uint32_t i11 = htp_fastmod(i1, p.ne11);
+  const uint32_t i12 = htp_fastmod(i2, p.ne12);
+  const uint32_t i13 = htp_fastmod(i3, p.ne13);
+  const uint32_t run = p.ne11.div == 1 ? p.ne1.div - i1 : p.ne11.div - i11;
+  row_block b;
+  b.rows = htp_min(htp_min(p.block_rows, r_end - r), run);
+  b.src0 = j.ctx->src[0]->data + (uint64_t)i1 * t0.nb[1] + (uint64_t)i2 * t0.nb[2] + (uint64_t)i3 * t0.nb[3];
+  b.src1 = j.ctx->src[1]->data + (uint64_t)i11 * t1.nb[1] + (uint64_t)i12 * t1.nb[2] + (uint64_t)i13 * t1.nb[3];
+  b.dst = j.ctx->dst->data + (uint64_t)i1 * td.nb[1] + (uint64_t)i2 * td.nb[2] + (uint64_t)i3 * td.nb[3];
+  return b;
+}
+
+template <uint32_t OP> inline float apply(float a, float b) {
+  if constexpr (OP == HTP_OP_ADD) return a + b;
+  if constexpr (OP == HTP_OP_SUB) return a - b;
+  if constexpr (OP == HTP_OP_MUL) return a * b;
+  return a / b;
+}
+
+// `stride1` is 0 when one src1 row serves every row of the block.
+template <uint32_t OP>
+void compute_rows(const uint8_t* src0, uint32_t stride0, const uint8_t* src1, uint32_t stride1, uint8_t* dst,
+                  uint32_t stride_d, uint32_t rows, uint32_t ne0, uint32_t ne10) {
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float* a = (const float*)(src0 + (uint64_t)r * stride0);
+    const float* b = (const float*)(src1 + (uint64_t)r * stride1);
+    float* d = (float*)(dst + (uint64_t)r * stride_d);
+    for (uint32_t c0 = 0; c0 < ne0; c0 += ne10)
+      for (uint32_t c = 0; c < ne10; ++c) d[c0 + c] = apply<OP>(a[c0 + c], b[c]);
+  }
+}
+
+void compute(uint32_t opcode, const dma_ptr& a, const dma_ptr& b, uint32_t stride1, const dma_view& out,
+             uint32_t rows, uint32_t ne0, uint32_t ne10) {
+  auto* fn = compute_rows<HTP_OP_DIV>;
+  if (opcode == HTP_OP_ADD) fn = compute_rows<HTP_OP_ADD>;
+  if (opcode == HTP_OP_SUB) fn = compute_rows<HTP_OP_SUB>;
+  if (opcode == HTP_OP_MUL) fn = compute_rows<HTP_OP_MUL>;
+  fn(a.data, a.stride, b.data, stride1, out.ptr, out.stride, rows, ne0, ne10);
+}
+
+void binary_worker(unsigned n, unsigned i, void* data) {
+  auto* j = (binary_job*)data;
+  const htp_op_ctx* ctx = j->ctx;
+  const htp_binary_layout& lay = j->p.layout;
+  const htp_tensor& td = ctx->dst->t;
+  const htp_tensor& t0 = ctx->src[0]->t;
+  const htp_tensor& t1 = ctx->src[1]->t;
+  const uint32_t ne0 = td.ne[0], ne10 = t1.ne[0];
+  const uint32_t row_bytes0 = ne0 * 4, row_bytes1 = ne10 * 4;
+  const bool one_src1_row = t1.ne[1] == 1;
+
+  // This worker's rows, from i alone.
+  const uint32_t r_begin = (uint32_t)((uint64_t)j->n_rows * i / n);
+  const uint32_t r_end = (uint32_t)((uint64_t)j->n_rows * (i + 1) / n);
+  dma_queue* q = &ctx->dma[i];
+  trace_buf* tr = &ctx->trace[i];
+  uint8_t* area = ctx->vtcm_base + (uint64_t)i * lay.thread_bytes;
+  auto slot_src0 = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src0_offset; };
+  auto slot_src1 = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src1_offset; };
+  auto slot_dst = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.dst_offset; };
+
+  row_block blocks[HTP_BINARY_SLOTS];  // the block each slot holds
+  uint32_t next_row = r_begin, n_fetched = 0;
+  bool ok = true;
+  auto fetch = [&](uint32_t s) {
+    const row_block b = block_at(*j, next_row, r_end);
+    blocks[s] = b;
+    next_row += b.rows;
+    ++n_fetched;
+    ok &= dma_queue_push_2d(q, slot_src0(s), lay.row_stride0, b.src0, t0.nb[1], row_bytes0, b.rows);
+    ok &= dma_queue_push_2d(q, slot_src1(s), lay.row_stride1, b.src1, t1.nb[1], row_bytes1,
+                            one_src1_row ? 1 : b.rows);
+  };
+
+  // Prologue: each slot gets an output token, then its first input blocks.
+  for (uint32_t s = 0; s < HTP_BINARY_SLOTS && next_row < r_end; ++s) {
+    ok &= dma_queue_push_token(q, nullptr, slot_dst(s));
+    fetch(s);
+  }
+  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
+    const uint32_t s = k % HTP_BINARY_SLOTS;
+    trace_begin(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
+    dma_queue_pop(q);  // the slot's output buffer is free (token or previous write-back done)
+    const dma_ptr a = dma_queue_pop(q);
+    const dma_ptr b = dma_queue_pop(q);
+    trace_end(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
+
+    const row_block blk = blocks[s];
+    const dma_view out = dma_queue_write_target(q, slot_dst(s), lay.row_stride0, blk.dst, td.nb[1]);
+    trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)k);
+    compute(j->opcode, a, b, one_src1_row ? 0 : b.stride, out, blk.rows, ne0, ne10);
+    trace_end(tr, HTP_EV_COMPUTE, (uint16_t)k);
+
+    ok &= dma_queue_push_2d(q, blk.dst, td.nb[1], slot_dst(s), lay.row_stride0, row_bytes0, blk.rows);
+    if (next_row < r_end) fetch(s);
+  }
+  // Epilogue: the last write-backs.
+  trace_begin(tr, HTP_EV_FLUSH, 0);
+  dma_queue_flush(q);
+  trace_end(tr, HTP_EV_FLUSH, 0);
+  j->status[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
+}
+
+// ---- ADD_ID: dst[:, i, t] = src0[:, i, t] + src1[:, ids[i, t]] ----------------------------------
+// Same pipeline; per block one 2-D fetch of src0's rows and one descriptor per gathered src1 row.
+// Every id of a worker's rows is checked before its first DMA: a bad one fails the op.
+
+struct add_id_job {
+  const htp_op_ctx* ctx;
+  htp_add_id_params p;
+  uint32_t n_rows;
+  htp_status status[HTP_MAX_THREADS];
+};
+
+int32_t id_at(const tensor_ref& ids, uint32_t i, uint32_t t) {
+  int32_t v;
+  htp_memcpy(&v, ids.data + (uint64_t)i * ids.t.nb[0] + (uint64_t)t * ids.t.nb[1], 4);
+  return v;
+}
+
+void add_id_worker(unsigned n, unsigned w, void* data) {
+  auto* j = (add_id_job*)data;
+  const htp_op_ctx* ctx = j->ctx;
+  const htp_add_id_params& p = j->p;
+  const htp_binary_layout& lay = p.layout;
+  const tensor_ref& a = *ctx->src[0];
+  const tensor_ref& b = *ctx->src[1];
+  const tensor_ref& ids = *ctx->src[2];
+  const htp_tensor& td = ctx->dst->t;
+  const uint32_t ne0 = td.ne[0], row_bytes = ne0 * 4;
+  const uint32_t r_begin = (uint32_t)((uint64_t)j->n_rows * w / n);
+  const uint32_t r_end = (uint32_t)((uint64_t)j->n_rows * (w + 1) / n);
+  for (uint32_t r = r_begin; r < r_end; ++r) {
+    const uint32_t t = htp_fastdiv(r, p.ne1);
+    const int32_t e = id_at(ids, r - t * p.ne1.div, t);
+    if (e < 0 || (uint32_t)e >= b.t.ne[1]) {
+      j->status[w] = HTP_ERR_INVALID_PARAMS;
+      return;
+    }
+  }
+
+  dma_queue* q = &ctx->dma[w];
+  trace_buf* tr = &ctx->trace[w];
+  uint8_t* area = ctx->vtcm_base + (uint64_t)w * lay.thread_bytes;
+  auto slot_src0 = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src0_offset; };
+  auto slot_src1 = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src1_offset; };
+  auto slot_dst = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.dst_offset; };
+  struct block {
+    uint8_t* dst;
+    uint32_t rows;
+  } blocks[HTP_BINARY_SLOTS];
+  uint32_t next_row = r_begin, n_fetched = 0;
+  bool ok = true, bad_id = false;
+  // Ids are re-checked where used: the op may write over its own ids (a hostile batch).
+  auto bias_row = [&](uint32_t i, uint32_t t) {
+    const int32_t e = id_at(ids, i, t);
+    bad_id |= e < 0 || (uint32_t)e >= b.t.ne[1];
+    return b.data + (uint64_t)(bad_id ? 0 : e) * b.t.nb[1];
+  };
+  auto fetch = [&](uint32_t s) {
+    const uint32_t t = htp_fastdiv(next_row, p.ne1), i = next_row - t * p.ne1.div;
+    const uint32_t rows = htp_min(htp_min(p.block_rows, r_end - next_row), p.ne1.div - i);
+    blocks[s] = {ctx->dst->data + (uint64_t)i * td.nb[1] + (uint64_t)t * td.nb[2], rows};
+    next_row += rows;
+    ++n_fetched;
+    ok &= dma_queue_push_2d(q, slot_src0(s), lay.row_stride0, a.data + (uint64_t)i * a.t.nb[1] + (uint64_t)t * a.t.nb[2],
+                            a.t.nb[1], row_bytes, rows);
+    for (uint32_t r = 0; r < rows; ++r)
+      ok &= dma_queue_push(q, slot_src1(s) + (uint64_t)r * lay.row_stride1, bias_row(i + r, t), row_bytes);
+  };
+
+  for (uint32_t s = 0; s < HTP_BINARY_SLOTS && next_row < r_end; ++s) {
+    ok &= dma_queue_push_token(q, nullptr, slot_dst(s));
+    fetch(s);
+  }
+  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
+    const uint32_t s = k % HTP_BINARY_SLOTS;
+    const block blk = blocks[s];
+    trace_begin(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
+    dma_queue_pop(q);  // the slot's output buffer is free
+    const dma_ptr x = dma_queue_pop(q);
+    const float* bias[HTP_ADD_ID_MAX_BLOCK];
+    for (uint32_t r = 0; r < blk.rows; ++r) bias[r] = (const float*)dma_queue_pop(q).data;
+    trace_end(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
+
+    const dma_view out = dma_queue_write_target(q, slot_dst(s), lay.row_stride0, blk.dst, td.nb[1]);
+    trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)k);
+    for (uint32_t r = 0; r < blk.rows; ++r) {
+      const float* xr = (const float*)(x.data + (uint64_t)r * x.stride);
+      float* y = (float*)(out.ptr + (uint64_t)r * out.stride);
+      for (uint32_t c = 0; c < ne0; ++c) y[c] = xr[c] + bias[r][c];
+    }
+    trace_end(tr, HTP_EV_COMPUTE, (uint16_t)k);
+
+    ok &= dma_queue_push_2d(q, blk.dst, td.nb[1], slot_dst(s), lay.row_stride0, row_bytes, blk.rows);
+    if (next_row < r_end) fetch(s);
+  }
+  trace_begin(tr, HTP_EV_FLUSH, 0);
+  dma_queue_flush(q);
+  trace_end(tr, HTP_EV_FLUSH, 0);
+  j->status[w] = bad_id ? HTP_ERR_INVALID_PARAMS : ok ? HTP_OK : HTP_ERR_INTERNAL;
+}
+
+htp_status op_add_id(htp_op_ctx* ctx) {
+  if (ctx->src[0] == nullptr || ctx->src[1] == nullptr || ctx->src[2] == nullptr) return HTP_ERR_INVALID_PARAMS;
+  const htp_tensor& td = ctx->dst->t;
+  const htp_tensor& t0 = ctx->src[0]->t;
+  const htp_tensor& t1 = ctx->src[1]->t;
+  const htp_tensor& ti = ctx->src[2]->t;
+  htp_status st = htp_add_id_supported(td, t0, t1, ti);
+  if (st != HTP_OK) return st;
+  const uint64_t n_rows = htp_tensor_nrows(td);
+  if (n_rows == 0 || td.ne[0] == 0) return HTP_OK;
+  if (n_rows > 0xffffffffu) return HTP_ERR_INVALID_PARAMS;
+
+  add_id_job job;
+  job.ctx = ctx;
+  job.p = htp_kparams_get<htp_add_id_params>(*ctx->op);
+  job.n_rows = (uint32_t)n_rows;
+  st = htp_add_id_params_check(job.p, td, t0, t1, ti, ctx->n_threads, ctx->vtcm_size);
+  if (st != HTP_OK) return st;
+  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
+
+  work_queue_run(ctx->wq, add_id_worker, &job, job.p.n_threads);
+  for (uint32_t i = 0; i < job.p.n_threads; ++i)
+    if (job.status[i] != HTP_OK) return job.status[i];
+  return HTP_OK;
+}
+
+}  // namespace
+
+htp_status op_binary(htp_op_ctx* ctx) {
+  const uint32_t opcode = ctx->op->opcode;
+  if (opcode == HTP_OP_ADD_ID) return op_add_id(ctx);
+  if (opcode != HTP_OP_ADD && opcode != HTP_OP_SUB && opcode != HTP_OP_MUL && opcode != HTP_OP_DIV)
+    return HTP_ERR_NO_SUPPORT;
+  if (ctx->src[0] == nullptr || ctx->src[1] == nullptr) return HTP_ERR_INVALID_PARAMS;
+  const htp_tensor& td = ctx->dst->t;
+  const htp_tensor& t1 = ctx->src[1]->t;
+  htp_status st = htp_binary_supported(td, ctx->src[0]->t, t1);
+  if (st != HTP_OK) return st;
+  const uint64_t n_rows = htp_tensor_nrows(td);
+  if (n_rows == 0 || td.ne[0] == 0) return HTP_OK;
+  if (n_rows > 0xffffffffu) return HTP_ERR_INVALID_PARAMS;  // only stride-0 views get here
+
+  binary_job job;
+  job.ctx = ctx;
+  job.p = htp_kparams_get<htp_binary_params>(*ctx->op);
+  job.opcode = opcode;
+  job.n_rows = (uint32_t)n_rows;
+  st = htp_binary_params_check(job.p, td, t1, ctx->n_threads, ctx->vtcm_size);
+  if (st != HTP_OK) return st;
+  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
+
+  work_queue_run(ctx->wq, binary_worker, &job, job.p.n_threads);
+  for (uint32_t i = 0; i < job.p.n_threads; ++i)
+    if (job.status[i] != HTP_OK) return job.status[i];
+  return HTP_OK;
+}
+
+}  // namespace hexllm::htp

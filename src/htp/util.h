@@ -1,0 +1,33 @@
+// Freestanding stand-ins for the few libc/STL helpers device code needs.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace hexllm::htp {
+
+#if defined(__hexagon__)
+// No libc on the NPU: plain loops, kept from being turned back into memcpy/memset calls.
+__attribute__((no_builtin("memcpy"))) inline void htp_memcpy(void* dst, const void* src, size_t n) {
+  auto* d = (uint8_t*)dst;
+  auto* s = (const uint8_t*)src;
+  if ((((uintptr_t)d | (uintptr_t)s) & 3) == 0) {
+    for (; n >= 4; n -= 4, d += 4, s += 4) *(uint32_t*)d = *(const uint32_t*)s;
+  }
+  for (; n > 0; --n) *d++ = *s++;
+}
+
+__attribute__((no_builtin("memset"))) inline void htp_memset(void* dst, int v, size_t n) {
+  auto* d = (uint8_t*)dst;
+  for (; n > 0; --n) *d++ = (uint8_t)v;
+}
+#else
+// On the host the C library's routines are the fast ones; the builtins lower to them.
+inline void htp_memcpy(void* dst, const void* src, size_t n) { __builtin_memcpy(dst, src, n); }
+inline void htp_memset(void* dst, int v, size_t n) { __builtin_memset(dst, v, n); }
+#endif
+
+template <typename T> constexpr T htp_min(T a, T b) { return a < b ? a : b; }
+template <typename T> constexpr T htp_max(T a, T b) { return a < b ? b : a; }
+
+}  // namespace hexllm::htp

@@ -1,0 +1,56 @@
+// A fixed pool of n workers running `fn(n, i, data)` jobs; the calling thread is worker 0.
+// work_queue_run returns when every job of the run has finished. No allocation per run.
+//
+// Helpers poll for the next run for a bounded time while a batch is active (between
+// work_queue_wakeup and work_queue_suspend) and otherwise sleep on a futex.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "htp/abi/htp_limits.h"
+#include "htp/abi/htp_status.h"
+#include "htp/platform/platform.h"
+
+namespace hexllm::htp {
+
+// Job i of n. Jobs must be re-entrant: derive everything from (n, i, data).
+typedef void (*work_fn)(unsigned n, unsigned i, void* data);
+
+struct work_queue;
+
+struct work_helper {
+  work_queue* q;
+  uint32_t index;
+  platform_thread thread;
+};
+
+struct work_queue {
+  uint32_t n_workers;  // including the caller
+  uint32_t spin_ns;    // how long a helper polls for the next run while active
+  // Shared state; helpers read the job fields only after seeing `seq` change.
+  uint32_t seq;        // futex word, bumped once per run (and once on stop)
+  uint32_t pending;    // helpers yet to finish the current run
+  uint32_t sleepers;   // helpers in (or entering) futex_wait
+  uint32_t active;
+  uint32_t stop;
+  uint32_t n_sleeps;   // times a helper went to sleep (statistics)
+  work_fn fn;
+  void* data;
+  uint32_t n_jobs;
+  uint32_t pad;
+  work_helper helpers[HTP_MAX_THREADS];
+};
+
+// Starts n_workers - 1 helper threads. The queue must be zeroed memory that stays put.
+htp_status work_queue_init(work_queue* q, uint32_t n_workers, uint32_t spin_ns, size_t stack_bytes);
+void work_queue_destroy(work_queue* q);
+
+// Bracket a batch: helpers poll between runs while active, sleep otherwise.
+void work_queue_wakeup(work_queue* q);
+void work_queue_suspend(work_queue* q);
+
+// Runs fn(n, i, data) for every i in [0, n): worker w takes i = w, w + n_workers, ...
+void work_queue_run(work_queue* q, work_fn fn, void* data, uint32_t n);
+
+}  // namespace hexllm::htp
