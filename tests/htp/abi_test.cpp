@@ -33,14 +33,17 @@ TEST(HtpAbi, TypeGeometryMatchesQuantTable) {
 TEST(HtpAbi, TiledTypesKeepBaseGeometry) {
   const uint32_t pairs[][2] = {{HTP_TYPE_Q4_0_TILED, HTP_TYPE_Q4_0}, {HTP_TYPE_Q4_1_TILED, HTP_TYPE_Q4_1},
                                {HTP_TYPE_Q8_0_TILED, HTP_TYPE_Q8_0}, {HTP_TYPE_MXFP4_TILED, HTP_TYPE_MXFP4},
-                               {HTP_TYPE_IQ4_NL_TILED, HTP_TYPE_IQ4_NL}};
+                               {HTP_TYPE_IQ4_NL_TILED, HTP_TYPE_IQ4_NL}, {205, HTP_TYPE_F32},
+                               {206, HTP_TYPE_F16}, {212, HTP_TYPE_Q6_K}};
   for (const auto& p : pairs) {
     EXPECT_GE(p[0], 200u);
     EXPECT_EQ(htp_type_geometry(p[0]).block_size, htp_type_geometry(p[1]).block_size);
     EXPECT_EQ(htp_type_geometry(p[0]).type_size, htp_type_geometry(p[1]).type_size);
   }
+  // Every tile type of tiles.h is known, nothing around them is.
+  for (uint32_t t = hexllm::htp::HTP_TILE_FIRST; t < hexllm::htp::HTP_TILE_END; ++t) EXPECT_TRUE(htp_type_known(t)) << t;
   EXPECT_FALSE(htp_type_known(199));
-  EXPECT_FALSE(htp_type_known(205));
+  EXPECT_FALSE(htp_type_known(hexllm::htp::HTP_TILE_END));
 }
 
 TEST(HtpAbi, StatusAndOpcodeNamesAreComplete) {

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "htp/abi/tiles.h"
 #include "quant/types.h"
 
 enum htp_type : uint32_t {
@@ -30,8 +31,9 @@ enum htp_type : uint32_t {
   HTP_TYPE_BF16 = 30,
   HTP_TYPE_MXFP4 = 39,
 
-  // Weights repacked at load into kernel tiles. The tile geometry belongs to the repack code;
-  // bytes per element equal the base type's, so the geometry below is the base type's.
+  // Weights repacked at load into 8-row kernel tiles: ids 200.. of htp/abi/tiles.h (the single
+  // source of truth). A tiled tensor is described with its base type's ne/nb; its `size` is the
+  // tiled size, so the geometry below is the base type's.
   HTP_TYPE_TILED_FIRST = 200,
   HTP_TYPE_Q4_0_TILED = 200,
   HTP_TYPE_Q4_1_TILED = 201,
@@ -99,12 +101,13 @@ constexpr htp_type_info htp_type_geometry(uint32_t type) {
     case HTP_TYPE_F64: return {"F64", 1, 8, 8};
     case HTP_TYPE_BF16: return {"BF16", 1, 2, 2};
     case HTP_TYPE_MXFP4: return {"MXFP4", 32, 17, 1};
-    case HTP_TYPE_Q4_0_TILED: return {"Q4_0_TILED", 32, 18, 2};
-    case HTP_TYPE_Q4_1_TILED: return {"Q4_1_TILED", 32, 20, 2};
-    case HTP_TYPE_Q8_0_TILED: return {"Q8_0_TILED", 32, 34, 2};
-    case HTP_TYPE_MXFP4_TILED: return {"MXFP4_TILED", 32, 17, 1};
-    case HTP_TYPE_IQ4_NL_TILED: return {"IQ4_NL_TILED", 32, 18, 2};
-    default: return {"UNKNOWN_TYPE", 0, 0, 0};
+    default:
+      if (hexllm::htp::htp_tile_valid(type)) {
+        htp_type_info base = htp_type_geometry((uint32_t)hexllm::htp::htp_tile_info(type).src);
+        base.name = "TILED";
+        return base;
+      }
+      return {"UNKNOWN_TYPE", 0, 0, 0};
   }
 }
 

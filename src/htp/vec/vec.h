@@ -1,0 +1,63 @@
+// Vector math for matrix products on the device runtime: activation quantizers and GEMV/GEMM
+// micro-kernels over repacked weight tiles (htp/abi/tiles.h), chosen at run time.
+// Freestanding: no libc, no STL, no allocation.
+//
+// Numerics every implementation keeps (so SIMD paths can be checked against the generic one):
+// - activation quantizers: d = amax / 127, q = round-half-even(x * (1/d)), |q| <= 127;
+// - integer partial sums are exact (no saturation in any path);
+// - per block (32) or super-block (256), in K order, each row accumulates
+//     y = fma(d_w * d_a, (float)isum, y)      (plus the min/dmin term of Q4_1/Q5_1/Q4_K/Q5_K),
+//   so quantized-weight kernels give the same bits on every implementation. Float-weight kernels
+//   sum in a different order per implementation (equal within float rounding).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "htp/abi/tiles.h"
+
+namespace hexllm::htp {
+
+// GEMV: dst[r] = dot(weight row r, activation row) for r < nrows. `w` points at the first row
+// tile of the range; rows past nrows in the last tile are not stored.
+using vec_gemv_fn = void (*)(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32_t nrows);
+
+// GEMM: dst[c * dst_stride + r] = dot(weight row r, activation row c) for c < nact, r < nrows.
+// Activation row c starts at act + c * act_stride (bytes); dst_stride is in floats. Register
+// blocking is 8 rows x 4 activation rows; the caller keeps the weight range small enough to stay
+// in cache (L2 on x86, VTCM on the NPU) while all activation rows stream past it.
+//
+// Contract for both: outputs are overwritten (not accumulated); activation rows are 4-byte aligned
+// (their blocks hold floats); weights and dst need no alignment.
+using vec_gemm_fn = void (*)(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact,
+                             float* dst, size_t dst_stride, uint32_t k, uint32_t nrows);
+
+// Activation quantizer: k floats -> htp_act_row_bytes(tile type, k) bytes. k is a multiple of the
+// block (32 or 256) for the quantized formats; HTP_ACT_F32 zero-pads to a multiple of 32.
+using vec_quant_fn = void (*)(const float* x, uint8_t* act, uint32_t k);
+
+struct vec_mm_kernels {
+  vec_gemv_fn gemv;
+  vec_gemm_fn gemm;
+};
+
+struct vec_kernels {
+  const char* name;  // "generic", "avx2"
+  vec_mm_kernels mm[kHtpTileTypes];
+  vec_quant_fn quant[HTP_ACT_TYPES];
+
+  const vec_mm_kernels& for_tile(uint32_t tile_type) const { return mm[tile_type - HTP_TILE_FIRST]; }
+  vec_quant_fn quant_for_tile(uint32_t tile_type) const { return quant[htp_tile_info(tile_type).act]; }
+};
+
+// Portable scalar kernels: the Hexagon build uses them for now, tests use them as the reference.
+const vec_kernels& vec_generic_kernels();
+
+// x86 AVX2+FMA+F16C kernels, or nullptr when not built for x86 (callers check CPU support).
+const vec_kernels* vec_avx2_kernels();
+
+// Best implementation for this CPU: AVX2 when the CPU has AVX2, FMA and F16C, else generic.
+// (An AVX-512/VNNI table slots in here, checked before AVX2.)
+const vec_kernels& htp_vec_select();
+
+}  // namespace hexllm::htp

@@ -1,0 +1,286 @@
+// GEMV/GEMM kernels of every implementation against the float reference, SIMD against generic,
+// and the activation quantizers against hand-derived values.
+//
+// Threshold: NMSE < 5e-4 against (reference dequantize_row of the weights) . (float
+// activations) summed in double, the matmul threshold of ggml's test-backend-ops (DESIGN.md §7).
+// The kernels' only approximation is the 8-bit activation quantization (d = amax/127: relative
+// error variance ~ (amax/127)^2/12 per element, NMSE ~ 1e-4 for Gaussian inputs), so 5e-4 leaves
+// margin while catching any layout or scale bug (those give NMSE ~ 1).
+#include <gtest/gtest.h>
+
+#include "htp/vec/repack.h"
+#include "htp/vec/vec.h"
+#include "vec_test_util.h"
+
+namespace hexllm::htp {
+namespace {
+
+using test::kAllTiles;
+
+std::vector<const vec_kernels*> impls() {
+  std::vector<const vec_kernels*> v = {&vec_generic_kernels()};
+  if (&htp_vec_select() != &vec_generic_kernels()) v.push_back(&htp_vec_select());
+  return v;
+}
+
+struct Problem {
+  uint32_t tt, k, nrows, nact;
+  std::vector<uint8_t> tiles;
+  std::vector<float> x;     // nact rows of k activations
+  std::vector<double> ref;  // nact x nrows
+  std::vector<float> wf;    // nrows x k dequantized weights (reference dequantize_row)
+};
+
+Problem make_problem(uint32_t tt, uint32_t k, uint32_t nrows, uint32_t nact, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Type src = htp_tile_info(tt).src;
+  Problem p{tt, k, nrows, nact, {}, test::random_floats((size_t)nact * k, rng), {}, {}};
+  auto w = test::random_matrix(src, nrows, k, rng);
+  const size_t row = test::gguf_row_bytes(src, k);
+  p.tiles.resize(htp_tiled_size(tt, nrows, k));
+  EXPECT_TRUE(vec_repack(tt, w.data(), row, nrows, k, p.tiles.data()));
+  p.wf.resize((size_t)nrows * k);
+  p.ref.resize((size_t)nact * nrows);
+  for (uint32_t r = 0; r < nrows; r++) {
+    const float* wf = p.wf.data() + (size_t)r * k;
+    quant::dequantize_row(src, w.data() + r * row, p.wf.data() + (size_t)r * k, k);
+    for (uint32_t c = 0; c < nact; c++) {
+      double s = 0;
+      for (uint32_t i = 0; i < k; i++) s += (double)wf[i] * p.x[(size_t)c * k + i];
+      p.ref[(size_t)c * nrows + r] = s;
+    }
+  }
+  return p;
+}
+
+// Quantized activations, nact rows of htp_act_row_bytes each.
+std::vector<uint8_t> quantize(const vec_kernels& kern, const Problem& p) {
+  const size_t ab = htp_act_row_bytes(p.tt, p.k);
+  std::vector<uint8_t> act(ab * p.nact);
+  for (uint32_t c = 0; c < p.nact; c++)
+    kern.quant_for_tile(p.tt)(p.x.data() + (size_t)c * p.k, act.data() + c * ab, p.k);
+  return act;
+}
+
+// Runs GEMM (and GEMV for each activation row); dst rows are padded with a canary.
+std::vector<float> run(const vec_kernels& kern, const Problem& p, const std::vector<uint8_t>& act,
+                       bool gemv) {
+  const size_t ab = htp_act_row_bytes(p.tt, p.k);
+  const size_t stride = p.nrows + 3;
+  std::vector<float> dst(stride * p.nact, -777.0f);
+  if (gemv) {
+    for (uint32_t c = 0; c < p.nact; c++)
+      kern.for_tile(p.tt).gemv(p.tiles.data(), act.data() + c * ab, dst.data() + c * stride, p.k, p.nrows);
+  } else {
+    kern.for_tile(p.tt).gemm(p.tiles.data(), act.data(), ab, p.nact, dst.data(), stride, p.k, p.nrows);
+  }
+  std::vector<float> out;
+  for (uint32_t c = 0; c < p.nact; c++) {
+    for (uint32_t r = 0; r < p.nrows; r++) out.push_back(dst[c * stride + r]);
+    for (uint32_t r = p.nrows; r < stride; r++) EXPECT_EQ(dst[c * stride + r], -777.0f) << "wrote past nrows";
+  }
+  return out;
+}
+
+// The activation values a quantized row stands for (d * q), from the documented act formats.
+std::vector<float> act_values(const Problem& p, const std::vector<uint8_t>& act, uint32_t c) {
+  const uint8_t* a = act.data() + c * htp_act_row_bytes(p.tt, p.k);
+  std::vector<float> v(p.k);
+  for (uint32_t i = 0; i < p.k; i++) {
+    switch (htp_tile_info(p.tt).act) {
+      case HTP_ACT_Q8_32: {
+        const auto& b = ((const htp_act_q8_32*)a)[i / 32];
+        v[i] = b.d * b.q[i % 32];
+        break;
+      }
+      case HTP_ACT_Q8_256: {
+        const auto& b = ((const htp_act_q8_256*)a)[i / 256];
+        v[i] = b.d * b.q[i % 256];
+        break;
+      }
+      default:
+        v[i] = ((const float*)a)[i];
+    }
+  }
+  return v;
+}
+
+std::vector<uint32_t> ks_for(uint32_t tt) {
+  const uint32_t kb = htp_tile_info(tt).kblock;
+  if (kb == 256) return {256, 768};                 // one super-block; 3 super-blocks
+  if (htp_tile_is_float(tt)) return {32, 160, 45};  // K % 32 != 0 pads
+  return {32, 160, 2048};                           // one block; K not a multiple of 256
+}
+
+// Two checks per shape: (1) each output equals the double-precision dot of the reference
+// weights with the values the quantized activations stand for, up to float accumulation error
+// (1e-5 of sum|w*a|); (2) NMSE against the unquantized float reference below 5e-4, aggregated
+// over kReps random problems of the shape: with few outputs (3 rows x 1 column) the ratio of sums
+// is heavy-tailed (a near-zero reference output inflates it), so a single draw says little.
+TEST(VecKernels, EveryImplMatchesFloatReference) {
+  constexpr int kReps = 6;
+  uint32_t seed = 1;
+  for (const vec_kernels* kern : impls())
+    for (uint32_t tt : kAllTiles)
+      for (uint32_t k : ks_for(tt))
+        for (uint32_t nrows : {8u, 21u, 3u})  // 21: a 2-tile pair, then a partial tile
+          for (uint32_t nact : {1u, 3u, 4u, 7u}) {  // SimdMatchesGeneric adds 2, 5, 6
+            if (k == 2048 && nact > 2) continue;
+            SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(htp_tile_info(tt).src)
+                                            << " k=" << k << " rows=" << nrows << " nact=" << nact);
+            for (bool gemv : {false, true}) {
+              double num = 0, den = 0;
+              for (int rep = 0; rep < kReps; rep++) {
+                const Problem p = make_problem(tt, k, nrows, nact, seed++);
+                const auto act = quantize(*kern, p);
+                const auto got = run(*kern, p, act, gemv);
+                for (uint32_t c = 0; c < nact; c++) {
+                  const auto av = act_values(p, act, c);
+                  for (uint32_t r = 0; r < nrows; r++) {
+                    double s = 0, mag = 0;
+                    for (uint32_t i = 0; i < k; i++) {
+                      s += (double)p.wf[(size_t)r * k + i] * av[i];
+                      mag += std::fabs((double)p.wf[(size_t)r * k + i] * av[i]);
+                    }
+                    const double g = got[(size_t)c * nrows + r], ref = p.ref[(size_t)c * nrows + r];
+                    ASSERT_NEAR(g, s, 1e-5 * mag + 1e-6)
+                        << (gemv ? "gemv" : "gemm") << " c" << c << " r" << r;
+                    num += (g - ref) * (g - ref);
+                    den += ref * ref;
+                  }
+                }
+              }
+              ASSERT_LT(num / den, 5e-4) << (gemv ? "gemv" : "gemm");
+            }
+          }
+}
+
+// The same quantized activations through generic and SIMD: quantized-weight kernels must give the
+// same bits (same integer sums, same float ops in the same order per row; see vec.h). Float
+// weights sum in different orders (4 partial sums in the AVX2 GEMV), so those agree to a few ulp
+// of the row's magnitude: |diff| <= 1e-5 * sum|w*x|.
+TEST(VecKernels, SimdMatchesGeneric) {
+  const vec_kernels& g = vec_generic_kernels();
+  const vec_kernels& s = htp_vec_select();
+  if (&s == &g) GTEST_SKIP() << "no SIMD implementation on this CPU";
+  uint32_t seed = 100;
+  for (uint32_t tt : kAllTiles)
+    for (uint32_t k : ks_for(tt))
+      for (uint32_t nact : {1u, 2u, 4u, 5u, 6u}) {
+        SCOPED_TRACE(testing::Message()
+                     << type_name(htp_tile_info(tt).src) << " k=" << k << " nact=" << nact);
+        const Problem p = make_problem(tt, k, 21, nact, seed++);
+        const auto act_g = quantize(g, p), act_s = quantize(s, p);
+        ASSERT_EQ(act_g, act_s) << "activation quantizers differ";
+        for (bool gemv : {false, true}) {
+          const auto a = run(g, p, act_g, gemv), b = run(s, p, act_g, gemv);
+          for (size_t i = 0; i < a.size(); i++) {
+            if (htp_tile_is_float(tt)) {
+              ASSERT_NEAR(a[i], b[i], 1e-5 * std::sqrt((double)k) * 4) << i;
+            } else {
+              ASSERT_EQ(a[i], b[i]) << i << (gemv ? " gemv" : " gemm");
+            }
+          }
+        }
+      }
+}
+
+// A row-tile sub-range with padded activation rows gives exactly the corresponding outputs of the
+// whole-matrix call (the matmul op hands each worker a tile range and strided VTCM rows).
+TEST(VecKernels, TileRangesAndStrides) {
+  for (const vec_kernels* kern : impls())
+    for (uint32_t tt : {HTP_TILE_Q4_0_X8, HTP_TILE_Q6_K_X8, HTP_TILE_F16_X8, HTP_TILE_Q8_0_X8}) {
+      SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(htp_tile_info(tt).src));
+      const uint32_t k = 512, nrows = 29, nact = 5;
+      const Problem p = make_problem(tt, k, nrows, nact, 77);
+      const auto act = quantize(*kern, p);
+      const auto whole = run(*kern, p, act, false);
+      const size_t ab = htp_act_row_bytes(tt, k), padded = ab + 40;
+      std::vector<uint8_t> act2(padded * nact);
+      for (uint32_t c = 0; c < nact; c++) std::memcpy(act2.data() + c * padded, act.data() + c * ab, ab);
+      const size_t rb = htp_tile_row_bytes(tt, k);
+      std::vector<float> part(nrows * nact, -1.0f);
+      // tiles [1, 3) = rows 8..23, then tile 3 = rows 24..28 (partial)
+      kern->for_tile(tt).gemm(p.tiles.data() + rb, act2.data(), padded, nact, part.data() + 8, nrows, k, 16);
+      kern->for_tile(tt).gemm(p.tiles.data() + 3 * rb, act2.data(), padded, nact, part.data() + 24, nrows, k,
+                              5);
+      for (uint32_t c = 0; c < nact; c++)
+        for (uint32_t r = 8; r < nrows; r++)
+          ASSERT_EQ(part[c * nrows + r], whole[c * nrows + r]) << c << " " << r;
+      // GEMV on the range [1, 3) agrees with GEMM's first column: bit for bit for quantized weights;
+      // float GEMV sums in 4 partial accumulators (another order), so within rounding there.
+      std::vector<float> v(16);
+      kern->for_tile(tt).gemv(p.tiles.data() + rb, act2.data(), v.data(), k, 16);
+      for (uint32_t r = 0; r < 16; r++) {
+        if (htp_tile_is_float(tt))
+          ASSERT_NEAR(v[r], whole[8 + r], 1e-5 * (1 + std::fabs(whole[8 + r]))) << r;
+        else
+          ASSERT_EQ(v[r], whole[8 + r]) << r;
+      }
+    }
+}
+
+TEST(VecKernels, SelectPicksAvx2WhenTheCpuHasIt) {
+#if defined(__x86_64__)
+  const bool has =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  EXPECT_STREQ(htp_vec_select().name, has ? "avx2" : "generic");
+#else
+  EXPECT_STREQ(htp_vec_select().name, "generic");
+#endif
+}
+
+// Hand-derived: amax = 254 -> d = 2, q = round-half-even(x / 2).
+TEST(VecActQuant, Q8_32ByHand) {
+  std::vector<float> x(32, 0.0f);
+  x[0] = 254.0f;   // 127
+  x[1] = -254.0f;  // -127
+  x[2] = 3.0f;     // 1.5 -> 2 (half to even)
+  x[3] = 5.0f;     // 2.5 -> 2 (half to even)
+  x[4] = -7.2f;    // -3.6 -> -4
+  x[5] = 0.9f;     // 0.45 -> 0
+  x[31] = 100.0f;  // 50
+  for (const vec_kernels* kern : impls()) {
+    SCOPED_TRACE(kern->name);
+    htp_act_q8_32 b;
+    kern->quant[HTP_ACT_Q8_32](x.data(), (uint8_t*)&b, 32);
+    EXPECT_EQ(b.d, 2.0f);
+    const int want[32] = {127, -127, 2, 2, -4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                          0,   0,    0, 0, 0,  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 50};
+    for (int i = 0; i < 32; i++) EXPECT_EQ(b.q[i], want[i]) << i;
+    EXPECT_EQ(b.sum, 127 - 127 + 2 + 2 - 4 + 50);
+  }
+}
+
+// Hand-derived: amax = 127 -> d = 1, id = 1, q = round-half-even(x). Sub-block j starts with
+// -127 + j so every sum differs: the pattern below sums to 119 + j.
+TEST(VecActQuant, Q8_256ByHand) {
+  const float pat[16] = {-127, -3.5f, 2.5f, 0.5f, 1.49f,  -1.51f, 100, 0,
+                         5,    -5,    7.5f, 8.5f, 126.4f, -0.4f,  3,   4};
+  const int qv[16] = {-127, -4, 2, 0, 1, -2, 100, 0, 5, -5, 8, 8, 126, 0, 3, 4};
+  std::vector<float> x(256);
+  for (int i = 0; i < 256; i++) x[i] = i % 16 == 0 ? (float)(-127 + i / 16) : pat[i % 16];
+  for (const vec_kernels* kern : impls()) {
+    SCOPED_TRACE(kern->name);
+    htp_act_q8_256 b;
+    kern->quant[HTP_ACT_Q8_256](x.data(), (uint8_t*)&b, 256);
+    EXPECT_EQ(b.d, 1.0f);
+    for (int i = 0; i < 256; i++) ASSERT_EQ(b.q[i], i % 16 == 0 ? -127 + i / 16 : qv[i % 16]) << i;
+    for (int j = 0; j < 16; j++) EXPECT_EQ(b.sum16[j], 119 + j);
+    for (int j = 0; j < 8; j++) EXPECT_EQ(b.sum32[j], 238 + 4 * j + 1);
+  }
+}
+
+TEST(VecActQuant, F32PadsWithZeros) {
+  std::vector<float> x = {1, 2, 3};
+  for (const vec_kernels* kern : impls()) {
+    std::vector<float> y(32, -1.0f);
+    kern->quant[HTP_ACT_F32](x.data(), (uint8_t*)y.data(), 3);
+    EXPECT_EQ(y[0], 1.0f);
+    EXPECT_EQ(y[2], 3.0f);
+    for (int i = 3; i < 32; i++) EXPECT_EQ(y[i], 0.0f);
+  }
+}
+
+}  // namespace
+}  // namespace hexllm::htp
