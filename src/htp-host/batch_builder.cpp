@@ -1,0 +1,62 @@
+#include "htp-host/batch_builder.h"
+
+#include <cstring>
+
+#include "base/error.h"
+
+namespace hexllm::htp_host {
+
+size_t BatchBuilder::KeyHash::operator()(const Key& k) const {
+  // FNV-1a over the descriptor bytes.
+  const auto* p = reinterpret_cast<const uint8_t*>(&k.t);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < sizeof k.t; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return static_cast<size_t>(h);
+}
+
+void BatchBuilder::clear() {
+  tensors_.clear();
+  ops_.clear();
+  index_.clear();
+}
+
+uint16_t BatchBuilder::add_tensor(const htp_tensor& t) {
+  const auto [it, inserted] = index_.try_emplace(Key{t}, static_cast<uint16_t>(tensors_.size()));
+  if (inserted) {
+    if (tensors_.size() >= HTP_MAX_TENSORS) fail("HTP batch: more than %u tensors", HTP_MAX_TENSORS);
+    tensors_.push_back(t);
+  }
+  return it->second;
+}
+
+htp_op_desc& BatchBuilder::add_op() {
+  htp_op_desc& op = ops_.emplace_back();
+  std::memset(&op, 0, sizeof op);
+  for (uint16_t& s : op.src) s = HTP_NO_TENSOR;
+  op.dst = HTP_NO_TENSOR;
+  return op;
+}
+
+bool BatchBuilder::layout(htp_message_layout* out) const {
+  return htp_message_layout_build(n_tensors(), n_ops(), 0, 0, out);
+}
+
+void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l) const {
+  auto* msg = static_cast<uint8_t*>(dst);
+  htp_batch_header h{};
+  h.magic = HTP_BATCH_MAGIC;
+  h.abi_version = HTP_ABI_VERSION;
+  h.seq = seq;
+  h.n_tensors = n_tensors();
+  h.n_ops = n_ops();
+  h.tensors_offset = l.tensors_offset;
+  h.ops_offset = l.ops_offset;
+  h.response_offset = l.response_offset;
+  h.trace_offset = l.trace_offset;
+  h.message_size = l.message_size;
+  std::memcpy(msg, &h, sizeof h);
+  std::memcpy(msg + l.tensors_offset, tensors_.data(), tensors_.size() * sizeof(htp_tensor));
+  std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
+}
+
+}  // namespace hexllm::htp_host

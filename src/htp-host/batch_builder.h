@@ -1,0 +1,42 @@
+// Assembles one batch message: tensors deduplicated by their device descriptor (views that
+// alias the same bytes with the same shape share an index), ops in order, and the canonical
+// message layout of src/htp/abi/htp_batch.h.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "htp/abi/htp_abi.h"
+
+namespace hexllm::htp_host {
+
+class BatchBuilder {
+ public:
+  void clear();
+  // Index of the tensor, adding it when new.
+  uint16_t add_tensor(const htp_tensor& t);
+  htp_op_desc& add_op();
+  uint32_t n_ops() const { return static_cast<uint32_t>(ops_.size()); }
+  uint32_t n_tensors() const { return static_cast<uint32_t>(tensors_.size()); }
+  void pop_op() { ops_.pop_back(); }
+
+  // Bytes the message needs; false when it exceeds 32-bit offsets.
+  bool layout(htp_message_layout* out) const;
+  // Writes header, tensors and ops into `dst` (layout().message_size bytes, 8-byte aligned).
+  void write(void* dst, uint64_t seq, const htp_message_layout& layout) const;
+
+ private:
+  struct Key {
+    htp_tensor t;
+    bool operator==(const Key& o) const { return __builtin_memcmp(&t, &o.t, sizeof t) == 0; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  std::vector<htp_tensor> tensors_;
+  std::vector<htp_op_desc> ops_;
+  std::unordered_map<Key, uint16_t, KeyHash> index_;
+};
+
+}  // namespace hexllm::htp_host

@@ -1,0 +1,71 @@
+// The HTP backend: the host (AP) side of the device. It owns the shared pool, copies and
+// repacks the weights into it once, translates graph nodes into op batches (deduplicated
+// tensors, op descriptors, host-precomputed kernel params) and makes one synchronous call per
+// run of nodes. Every device status reaches the caller as an error naming the op.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/backend.h"
+#include "htp-host/batch_builder.h"
+#include "htp-host/pool.h"
+#include "htp-host/transport.h"
+
+namespace hexllm::htp_host {
+
+struct HtpOptions {
+  uint32_t n_threads = 1;          // device workers (clamped to what the session reports)
+  uint32_t vtcm_bytes = 8u << 20;  // VTCM arena per session
+  uint32_t dma_mode = HTP_DMA_ZERO_COPY;
+  std::string transport = "inproc";
+  bool repack = true;  // repack MUL_MAT weights into kernel tiles at load
+};
+
+// Parses "256K", "8M", "8388608"; errors name the flag.
+uint32_t parse_size(const std::string& text, const char* flag);
+// "async", "inline", "zero-copy".
+uint32_t parse_dma_mode(const std::string& text);
+
+class HtpBackend final : public backend::Backend {
+ public:
+  explicit HtpBackend(const HtpOptions& opts);
+  ~HtpBackend() override;
+
+  const char* name() const override { return "htp"; }
+  bool supports(const graph::Tensor& node) const override;
+  void compute(std::span<graph::Tensor* const> nodes) override;
+  std::unique_ptr<backend::Buffer> alloc_buffer(backend::MemoryKind kind, size_t bytes) override;
+  void load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress) override;
+
+  const htp_hwinfo& hwinfo() const { return transport_->hwinfo(); }
+  const Pool& pool() const { return pool_; }
+  // Device time per op of the last call (ns), in the order of the nodes it ran.
+  const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
+  uint64_t calls() const { return calls_; }
+
+ private:
+  // The device's view of `t`: its pool bank and offset, or its repacked weight copy.
+  bool describe(const graph::Tensor& t, htp_tensor* out) const;
+  // Fills the op descriptor of `node`; false (with the status) when the device cannot run it.
+  htp_status build_op(const graph::Tensor& node, BatchBuilder* batch) const;
+
+  struct DeviceWeight {
+    htp_tensor desc;  // bank/offset/type of the device copy
+  };
+
+  HtpOptions opts_;
+  Pool pool_;
+  std::unique_ptr<Transport> transport_;
+  std::vector<std::unique_ptr<backend::Buffer>> weight_buffers_;
+  std::unordered_map<const graph::Tensor*, DeviceWeight> weights_;
+  std::unique_ptr<backend::Buffer> message_;
+  BatchBuilder batch_;
+  std::vector<const graph::Tensor*> batch_nodes_;
+  std::vector<uint64_t> last_op_ns_;
+  uint64_t calls_ = 0;
+};
+
+}  // namespace hexllm::htp_host

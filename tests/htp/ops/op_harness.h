@@ -1,0 +1,79 @@
+// Op tests in the spirit of ggml's test-backend-ops: a small graph is built, its leaves filled
+// with random data, and it is computed on the HTP backend and on the reference backend (the
+// oracle); outputs are compared by NMSE. Every tensor sits between sentinel bytes in the pool,
+// so out-of-bounds writes are caught. Configs vary threads, VTCM size (small VTCM forces
+// multi-chunk pipelines) and the DMA engine.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/context.h"
+#include "graph/graph.h"
+#include "graph/ops.h"
+#include "htp-host/htp_backend.h"
+
+namespace hexllm::test {
+
+struct DeviceConfig {
+  uint32_t n_threads = 2;
+  uint32_t vtcm_bytes = 8u << 20;
+  uint32_t dma_mode = HTP_DMA_ZERO_COPY;
+  std::string label() const;
+};
+
+// The configs every op case runs under: {1, 2} threads x {8 MiB, 256 KiB} VTCM, all three DMA
+// engines among them.
+std::vector<DeviceConfig> standard_configs();
+
+struct OpResult {
+  bool supported = false;  // the HTP backend took every compute node
+  double nmse = 0.0;       // over the output tensor (F32/F16 outputs)
+  int64_t mismatches = 0;  // differing elements (integer outputs)
+  std::string unsupported;  // the first node the device refused
+};
+
+class OpTester {
+ public:
+  explicit OpTester(uint64_t seed = 1234);
+
+  graph::Context& ctx() { return ctx_; }
+
+  // Leaves. Values are uniform in [lo, hi]; quantized types are quantized from such values.
+  graph::Tensor* input(Type type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f);
+  // A model weight: given to the backend through load_weights (repacked like a real model's).
+  graph::Tensor* weight(Type type, std::initializer_list<int64_t> ne);
+  // I32 values drawn uniformly from [0, max).
+  graph::Tensor* ids(std::initializer_list<int64_t> ne, int32_t max);
+  // I32 values given explicitly.
+  graph::Tensor* ids_from(std::initializer_list<int64_t> ne, const std::vector<int32_t>& values);
+  // F16 mask with 0 where visible and -inf elsewhere (causal over positions pos0 + row).
+  graph::Tensor* causal_mask(int64_t n_kv, int64_t n_rows, int64_t pos0);
+
+  // Computes `out` (and what it depends on) on the device and on the reference backend.
+  OpResult run(graph::Tensor* out, const DeviceConfig& config);
+
+ private:
+  struct Leaf {
+    graph::Tensor* t;
+    std::vector<uint8_t> bytes;  // initial contents
+    bool weight;
+  };
+  graph::Tensor* add_leaf(graph::Tensor* t, std::vector<uint8_t> bytes, bool weight);
+
+  graph::Context ctx_;
+  std::vector<Leaf> leaves_;
+  uint64_t rng_;
+};
+
+// Runs `build` (which creates its own OpTester leaves and returns the output node) under every
+// standard config and expects device support and NMSE <= max_nmse (or exact integer equality).
+void expect_op_matches(const std::string& name, const std::function<graph::Tensor*(OpTester&)>& build,
+                       double max_nmse, const std::vector<DeviceConfig>& configs = standard_configs());
+
+}  // namespace hexllm::test
