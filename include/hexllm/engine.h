@@ -1,0 +1,52 @@
+// hexllm's public C++ API: open a model on a backend and get an inference context.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/scheduler.h"
+#include "model/context.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+
+namespace hexllm {
+
+struct EngineOptions {
+  std::string model_path;  // empty: the built-in default model (created on first use)
+  std::string device = "htp";
+  int n_threads = 0;  // 0: all hardware threads
+  int64_t n_ctx = 4096;
+  int64_t n_batch = 512;
+  // HTP device: workers (0: n_threads), VTCM arena, DMA engine, transport.
+  int htp_threads = 0;
+  std::string htp_vtcm = "8M";
+  std::string htp_dma = "zero-copy";
+  std::string htp_transport = "inproc";
+};
+
+// The devices `device` may name: "htp" (the NPU design; nodes it refuses run on the reference
+// backend) and "ref" (the reference backend alone).
+std::vector<std::string> device_names();
+
+struct Engine {
+  std::unique_ptr<model::Model> model;
+  std::vector<std::unique_ptr<backend::Backend>> backends;  // priority order; the last is the reference
+  std::unique_ptr<backend::Scheduler> scheduler;
+  std::unique_ptr<model::Context> context;
+  double load_seconds = 0;
+};
+
+// Loads the model and prepares the backends and a context. Throws hexllm::Error.
+std::unique_ptr<Engine> open_engine(const EngineOptions& opts);
+
+// std::thread::hardware_concurrency(), at least 1.
+int default_thread_count();
+
+// The built-in default model: the `tiny` synthetic preset in a cache folder ($HEXLLM_CACHE_DIR,
+// else $XDG_CACHE_HOME/hexllm, else ~/.cache/hexllm), generated when absent.
+std::string cache_dir();
+std::string ensure_default_model();
+
+}  // namespace hexllm

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds and runs every test: the release build's ctest suite (unit, op, golden), the same
+# suite under AddressSanitizer + UndefinedBehaviorSanitizer, and a bounded fuzz run.
+# Usage: scripts/test.sh [--quick]   (--quick: release ctest only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+quick=0
+[[ ${1:-} == --quick ]] && quick=1
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "release build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEXLLM_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+step "release tests"
+(cd build && ctest -j "$jobs" --output-on-failure --timeout 900)
+[[ $quick == 1 ]] && exit 0
+
+step "sanitizer build (ASan + UBSan)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEXLLM_SANITIZE=ON -DHEXLLM_WERROR=ON >/dev/null
+cmake --build build-asan -j "$jobs"
+step "sanitizer tests"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+   ctest -j "$jobs" --output-on-failure --timeout 1800 -LE slow)
+
+step "fuzz (GGUF reader, bounded)"
+scripts/fuzz.sh "${HEXLLM_FUZZ_SECONDS:-60}"
+
+echo
+echo "all tests passed"

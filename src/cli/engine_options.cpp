@@ -1,0 +1,33 @@
+#include "cli/engine_options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace hexllm::cli {
+
+void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional) {
+  auto* m = app.add_option("-m,--model", opts.model_path,
+                           model_optional ? "GGUF model file (default: the built-in tiny model)" : "GGUF model file");
+  if (!model_optional) m->required();
+  app.add_option("-t,--threads", opts.n_threads, "Threads (default: all hardware threads)")
+      ->envname("HEXLLM_THREADS")
+      ->check(CLI::Range(1, 256));
+  app.add_option("-c,--ctx-size", opts.n_ctx, "Context size in tokens")
+      ->envname("HEXLLM_CTX_SIZE")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  app.add_option("-b,--batch-size", opts.n_batch, "Tokens per evaluation graph")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--device", opts.device, "Backend: htp (the NPU design) or ref (reference)")
+      ->envname("HEXLLM_DEVICE")
+      ->check(CLI::IsMember(device_names()));
+  app.add_option("--htp-threads", opts.htp_threads, "HTP device workers (default: --threads)")
+      ->envname("HEXLLM_HTP_THREADS")
+      ->check(CLI::Range(1, 16));
+  app.add_option("--htp-vtcm", opts.htp_vtcm, "HTP VTCM arena size, e.g. 8M or 256K")->envname("HEXLLM_HTP_VTCM");
+  app.add_option("--htp-dma", opts.htp_dma, "HTP DMA engine: zero-copy, async or inline")
+      ->envname("HEXLLM_HTP_DMA")
+      ->check(CLI::IsMember({"zero-copy", "async", "inline"}));
+  app.add_option("--htp-transport", opts.htp_transport, "HTP transport: inproc")
+      ->envname("HEXLLM_HTP_TRANSPORT")
+      ->check(CLI::IsMember({"inproc"}));
+}
+
+}  // namespace hexllm::cli

@@ -1,0 +1,50 @@
+#include "hexllm/engine.h"
+
+#include <chrono>
+#include <thread>
+
+#include "backend/ref/ref_backend.h"
+#include "base/error.h"
+#include "htp-host/htp_backend.h"
+
+namespace hexllm {
+
+int default_thread_count() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+std::vector<std::string> device_names() { return {"htp", "ref"}; }
+
+std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
+  const auto start = std::chrono::steady_clock::now();
+  auto e = std::make_unique<Engine>();
+  const std::string path = opts.model_path.empty() ? ensure_default_model() : opts.model_path;
+  e->model = model::Model::load(path);
+  const int threads = opts.n_threads > 0 ? opts.n_threads : default_thread_count();
+
+  if (opts.device == "htp") {
+    htp_host::HtpOptions ho;
+    ho.n_threads = static_cast<uint32_t>(opts.htp_threads > 0 ? opts.htp_threads : threads);
+    ho.vtcm_bytes = htp_host::parse_size(opts.htp_vtcm, "--htp-vtcm");
+    ho.dma_mode = htp_host::parse_dma_mode(opts.htp_dma);
+    ho.transport = opts.htp_transport;
+    e->backends.push_back(std::make_unique<htp_host::HtpBackend>(ho));
+  } else if (opts.device != "ref") {
+    fail("--device: unknown device '%s' (available: htp, ref)", opts.device.c_str());
+  }
+  e->backends.push_back(std::make_unique<backend::RefBackend>(threads));
+  std::vector<backend::Backend*> order;
+  for (auto& b : e->backends) order.push_back(b.get());
+  e->scheduler = std::make_unique<backend::Scheduler>(order);
+  e->scheduler->primary().load_weights(e->model->weights().all, nullptr);
+
+  model::ContextParams cp;
+  cp.n_ctx = opts.n_ctx;
+  cp.n_batch = opts.n_batch;
+  e->context = std::make_unique<model::Context>(*e->model, *e->scheduler, cp);
+  e->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return e;
+}
+
+}  // namespace hexllm

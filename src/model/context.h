@@ -1,0 +1,53 @@
+// An inference context: the KV cache of one sequence, the compute memory, and evaluation of
+// token batches on a scheduler's backends.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "backend/scheduler.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace hexllm::model {
+
+struct ContextParams {
+  int64_t n_ctx = 4096;   // KV cells (positions) available
+  int64_t n_batch = 512;  // tokens per graph; longer inputs are evaluated in chunks
+};
+
+class Context {
+ public:
+  Context(const Model& model, backend::Scheduler& scheduler, const ContextParams& params);
+
+  // Evaluates `tokens` at the next positions. With all_logits, keeps one row of logits per
+  // token, else only the last token's. Throws hexllm::Error (context full, bad token id,
+  // backend failure); on error the context keeps its previous state.
+  void decode(std::span<const int32_t> tokens, bool all_logits);
+
+  // Logits of the last decode: rows of n_vocab values.
+  std::span<const float> logits() const { return logits_; }
+  std::span<const float> last_logits() const;
+  int64_t n_past() const { return n_past_; }
+  int64_t n_ctx() const { return params_.n_ctx; }
+  void reset() { n_past_ = 0; }
+  const KvCache& kv_cache() const { return kv_; }
+
+ private:
+  void decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool all_logits, bool is_last_chunk);
+
+  const Model& model_;
+  backend::Scheduler& scheduler_;
+  ContextParams params_;
+  KvCache kv_;
+  std::unique_ptr<backend::Buffer> compute_;
+  std::vector<float> logits_;
+  int64_t n_past_ = 0;
+};
+
+// KV cells an attention over positions [0, n_past) must see, rounded up so that consecutive
+// decode steps build identical graphs (the mask hides the padding).
+int64_t padded_kv_length(int64_t n_past, int64_t n_ctx);
+
+}  // namespace hexllm::model

@@ -1,0 +1,172 @@
+// The hexllm command line, run as a user would: good and bad flags, bad files, oversized
+// prompts. Every failure must be a clear message naming what is wrong and a non-zero exit.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "golden.h"
+#include "gguf/gguf.h"
+
+namespace hexllm {
+namespace {
+
+struct CliResult {
+  int exit_code;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs hexllm with `args` (already shell-quoted) and the cache folder pointed into the test dir.
+CliResult run(const std::string& args) {
+  const std::string dir = test::temp_dir();
+  const std::string out = dir + "/cli.out." + std::to_string(::getpid());
+  const std::string err = dir + "/cli.err." + std::to_string(::getpid());
+  const std::string cmd = "HEXLLM_CACHE_DIR='" + dir + "/cache' " + std::string(HEXLLM_BIN) + " " + args + " >'" +
+                          out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out), slurp(err)};
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+// The built-in tiny model, generated once through the CLI.
+const std::string& tiny_model() {
+  static const std::string path = [] {
+    const std::string p = test::temp_dir() + "/cli-tiny.gguf";
+    if (!std::filesystem::exists(p)) {
+      const CliResult r = run("gen-model --preset tiny -o '" + p + "'");
+      if (r.exit_code != 0) ADD_FAILURE() << r.err;
+    }
+    return p;
+  }();
+  return path;
+}
+
+void expect_error(const CliResult& r, const std::string& needle) {
+  EXPECT_NE(r.exit_code, 0) << "stdout: " << r.out;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr does not mention '" << needle << "':\n" << r.err;
+  EXPECT_LT(r.exit_code, 128) << "crashed: " << r.err;
+}
+
+TEST(Cli, RunGeneratesTextAndReportsSpeed) {
+  const CliResult r = run("run -m '" + tiny_model() + "' -p 'Once upon a time' -n 8 --seed 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Once upon a time", 0), 0u) << r.out;
+  EXPECT_GT(r.out.size(), std::string("Once upon a time").size());
+  EXPECT_NE(r.err.find("load time"), std::string::npos);
+  EXPECT_NE(r.err.find("tokens/s"), std::string::npos);
+}
+
+TEST(Cli, RunWithoutModelUsesTheBuiltInDefault) {
+  const CliResult r = run("run -p 'Hello' -n 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(test::temp_dir() + "/cache/tiny.gguf"));
+}
+
+TEST(Cli, GreedyRunIsDeterministicAcrossDevices) {
+  const std::string base = "run -m '" + tiny_model() + "' -p 'The quick brown fox' -n 12 --temp 0";
+  const CliResult a = run(base + " --device ref");
+  const CliResult b = run(base + " --device htp");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(Cli, EvalWritesEveryPositionsLogits) {
+  const std::string logits = test::temp_dir() + "/cli-eval.f32";
+  const CliResult r = run("eval -m '" + tiny_model() + "' --tokens 1,2,3,4,5 --logits '" + logits + "' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const size_t n_vocab = j["n_vocab"];
+  EXPECT_EQ(j["positions"].size(), 5u);
+  EXPECT_EQ(std::filesystem::file_size(logits), 5 * n_vocab * sizeof(float));
+}
+
+TEST(Cli, TokenizePrintsIds) {
+  const CliResult r = run("tokenize -m '" + tiny_model() + "' -p 'hello world' --ids");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.front(), '[');
+}
+
+TEST(Cli, InspectListsTensors) {
+  const CliResult r = run("inspect '" + tiny_model() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("token_embd.weight"), std::string::npos);
+  EXPECT_NE(r.out.find("general.architecture"), std::string::npos);
+}
+
+TEST(Cli, QuantizeThenRun) {
+  const std::string q = test::temp_dir() + "/cli-tiny-q4_0.gguf";
+  CliResult r = run("quantize '" + tiny_model() + "' '" + q + "' Q4_0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const gguf::File f = gguf::File::open(q);
+  EXPECT_EQ(f.find_tensor("blk.0.attn_q.weight")->type, Type::Q4_0);
+  EXPECT_EQ(f.find_tensor("blk.0.attn_norm.weight")->type, Type::F32);
+  r = run("run -m '" + q + "' -p 'Hi' -n 4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(Cli, PerplexityReportsAnEstimate) {
+  const std::string text = test::temp_dir() + "/cli-ppl.txt";
+  std::ofstream(text) << std::string(200, 'a') + " the cat sat on the mat. " + std::string(2000, 'b');
+  const CliResult r = run("perplexity -m '" + tiny_model() + "' -f '" + text + "' -c 64 --chunks 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Final estimate: PPL = "), std::string::npos) << r.out;
+}
+
+// ---- bad input: a clear message and a non-zero exit, never a crash ----
+
+TEST(CliErrors, MissingModelFile) { expect_error(run("run -m /nonexistent/model.gguf -p hi"), "/nonexistent/model.gguf"); }
+
+TEST(CliErrors, MalformedModelFile) {
+  const std::string bad = test::temp_dir() + "/cli-bad.gguf";
+  std::ofstream(bad) << "GGUF but not really a model";
+  expect_error(run("run -m '" + bad + "' -p hi"), "cli-bad.gguf");
+}
+
+TEST(CliErrors, UnsupportedArchitectureIsNamed) {
+  gguf::Writer w;
+  w.set_string("general.architecture", "mamba");
+  const std::string path = test::temp_dir() + "/cli-mamba.gguf";
+  w.write(path);
+  expect_error(run("run -m '" + path + "' -p hi"), "unsupported architecture 'mamba'");
+}
+
+TEST(CliErrors, InvalidFlagValues) {
+  expect_error(run("run -m '" + tiny_model() + "' -p hi -t 0"), "--threads");
+  expect_error(run("run -m '" + tiny_model() + "' -p hi --top-p 2"), "--top-p");
+  expect_error(run("run -m '" + tiny_model() + "' -p hi --temp -1"), "--temp");
+  expect_error(run("run -m '" + tiny_model() + "' -p hi -c abc"), "--ctx-size");
+  expect_error(run("run -m '" + tiny_model() + "' -p hi --device gpu"), "--device");
+  expect_error(run("run -m '" + tiny_model() + "' -p hi --htp-vtcm lots"), "--htp-vtcm");
+  expect_error(run("run --no-such-flag"), "no-such-flag");
+  expect_error(run("quantize '" + tiny_model() + "' /tmp/x.gguf Q9_9"), "Q9_9");
+}
+
+TEST(CliErrors, EmptyPrompt) { expect_error(run("run -m '" + tiny_model() + "' -p ''"), "empty prompt"); }
+
+TEST(CliErrors, PromptLongerThanContext) {
+  std::string words;
+  for (int i = 0; i < 200; ++i) words += "word ";
+  expect_error(run("run -m '" + tiny_model() + "' -c 32 -p '" + words + "'"), "context");
+  const CliResult r = run("run -m '" + tiny_model() + "' -c 32 -n 4 --truncate -p '" + words + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(CliErrors, TokenIdOutsideVocabulary) {
+  expect_error(run("eval -m '" + tiny_model() + "' --tokens 1,99999999"), "outside the vocabulary");
+  expect_error(run("eval -m '" + tiny_model() + "' --tokens 1,x"), "'x'");
+}
+
+}  // namespace
+}  // namespace hexllm
