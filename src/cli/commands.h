@@ -19,5 +19,6 @@ Action add_inspect_command(CLI::App& app);
 Action add_quantize_command(CLI::App& app);
 Action add_perplexity_command(CLI::App& app);
 Action add_gen_model_command(CLI::App& app);
+Action add_bench_command(CLI::App& app);
 
 }  // namespace hexllm::cli

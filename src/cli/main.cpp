@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<CLI::App*, Action>> commands = [&] {
     std::vector<std::pair<CLI::App*, Action>> c;
     for (auto add : {add_run_command, add_eval_command, add_tokenize_command, add_inspect_command,
-                     add_quantize_command, add_perplexity_command, add_gen_model_command}) {
+                     add_quantize_command, add_perplexity_command, add_gen_model_command, add_bench_command}) {
       Action action = add(app);
       c.emplace_back(app.get_subcommands({}).back(), std::move(action));
     }

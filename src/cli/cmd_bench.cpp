@@ -1,0 +1,185 @@
+// `hexllm bench`: llama-bench's tests (pp = one batch of n prompt tokens, tg = n tokens one at a
+// time, each from an empty cache) in its table format, followed by this machine's roofline
+// measured in the same run and each result as a fraction of it.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/engine_options.h"
+#include "engine/roofline.h"
+
+namespace hexllm::cli {
+
+namespace {
+
+struct BenchOptions {
+  EngineOptions engine;
+  std::string threads;  // comma-separated list
+  int n_prompt = 512;
+  int n_gen = 128;
+  int reps = 5;
+  bool no_roofline = false;
+};
+
+struct Stats {
+  double mean = 0, sd = 0;
+};
+
+Stats stats(const std::vector<double>& v) {
+  Stats s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
+  s.sd = v.size() > 1 ? std::sqrt(s.sd / static_cast<double>(v.size() - 1)) : 0.0;
+  return s;
+}
+
+std::vector<int> parse_threads(const std::string& list) {
+  std::vector<int> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 256)
+      fail("-t: '%s' is not a thread count (1..256; a list like 1,2 runs each)", item.c_str());
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) fail("-t: empty list");
+  return out;
+}
+
+double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Bytes read per generated token: every matrix once (the embedding only when it is the head).
+double bytes_per_token(const model::Model& m) {
+  double bytes = 0;
+  for (const graph::Tensor* t : m.weights().all)
+    if (t != m.weights().token_embd || m.weights().tied_output()) bytes += static_cast<double>(t->n_bytes());
+  return bytes;
+}
+
+// Multiply-adds x 2 per prompt token in the layer matrices (the head runs for one token only).
+double flops_per_token(const model::Model& m) {
+  double n = 0;
+  for (const model::LayerWeights& L : m.weights().layers)
+    for (const graph::Tensor* t : {L.wq, L.wk, L.wv, L.wo, L.ffn_gate, L.ffn_up, L.ffn_down, L.ffn_router})
+      if (t != nullptr) n += static_cast<double>(t->n_elements());
+  // Experts: only n_used of n_expert run per token.
+  for (const model::LayerWeights& L : m.weights().layers)
+    for (const graph::Tensor* t : {L.ffn_gate_exps, L.ffn_up_exps, L.ffn_down_exps})
+      if (t != nullptr)
+        n += static_cast<double>(t->n_elements()) * static_cast<double>(m.hparams().n_expert_used) /
+             static_cast<double>(m.hparams().n_expert);
+  return 2 * n;
+}
+
+int bench(const BenchOptions& o) {
+  if (o.n_prompt < 0 || o.n_gen < 0 || (o.n_prompt == 0 && o.n_gen == 0)) fail("-p and -n: nothing to run");
+  const std::vector<int> thread_list = parse_threads(o.threads.empty() ? std::to_string(default_thread_count()) : o.threads);
+
+  std::printf("| %-24s | %10s | %8s | %-7s | %7s | %6s | %16s |\n", "model", "size", "params", "backend", "threads",
+              "test", "t/s");
+  std::printf("| %s | %s: | %s: | %s | %s: | %s: | %s: |\n", std::string(24, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(7, '-').c_str(), std::string(7, '-').c_str(), std::string(6, '-').c_str(),
+              std::string(5, '-').c_str(), std::string(15, '-').c_str());
+  struct Row {
+    int threads;
+    bool pp;
+    double tps;
+  };
+  std::vector<Row> rows;
+  double bpt = 0, fpt = 0;
+  for (int threads : thread_list) {
+    EngineOptions eo = o.engine;
+    eo.n_threads = threads;
+    eo.n_ctx = std::max(o.n_prompt, o.n_gen) + 16;
+    auto e = open_engine(eo);
+    const model::Model& m = *e->model;
+    bpt = bytes_per_token(m);
+    fpt = flops_per_token(m);
+    const int32_t n_vocab = static_cast<int32_t>(m.hparams().n_vocab);
+    std::vector<int32_t> prompt(static_cast<size_t>(o.n_prompt));
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(n_vocab));
+
+    // Warm-up (first-touch of pages, device threads spinning up): a few decode steps.
+    e->context->reset();
+    for (int32_t token : {1, 2, 3}) e->context->decode(std::span<const int32_t>(&token, 1), false);
+
+    auto print = [&](const char* test, int n, const std::vector<double>& tps) {
+      const Stats s = stats(tps);
+      const double params = static_cast<double>(m.n_params());
+      std::printf("| %-24s | %6.2f MiB | %6.2f B | %-7s | %7d | %6s | %8.2f ± %5.2f |\n", m.description().c_str(),
+                  static_cast<double>(m.weight_bytes()) / (1 << 20), params / 1e9, o.engine.device.c_str(), threads,
+                  (std::string(test) + std::to_string(n)).c_str(), s.mean, s.sd);
+      std::fflush(stdout);
+      rows.push_back({threads, test[0] == 'p', s.mean});
+    };
+    if (o.n_prompt > 0) {
+      std::vector<double> tps;
+      for (int r = 0; r < o.reps; ++r) {
+        e->context->reset();
+        tps.push_back(o.n_prompt / seconds_of([&] { e->context->decode(prompt, false); }));
+      }
+      print("pp", o.n_prompt, tps);
+    }
+    if (o.n_gen > 0) {
+      std::vector<double> tps;
+      for (int r = 0; r < o.reps; ++r) {
+        e->context->reset();
+        tps.push_back(o.n_gen / seconds_of([&] {
+          int32_t token = 1;
+          for (int i = 0; i < o.n_gen; ++i) {
+            e->context->decode(std::span<const int32_t>(&token, 1), false);
+            token = (token * 31 + 7) % n_vocab;
+          }
+        }));
+      }
+      print("tg", o.n_gen, tps);
+    }
+  }
+
+  if (o.no_roofline) return 0;
+  std::printf("\nroofline (measured now):\n");
+  for (int threads : thread_list) {
+    const Roofline r = measure_roofline(threads);
+    std::printf("  %d thread%s: read bandwidth %.1f GB/s, int8 dot peak %.0f GOP/s (%s)\n", threads,
+                threads == 1 ? "" : "s", r.read_gbps, r.int8_gops, r.int8_isa);
+    for (const Row& row : rows) {
+      if (row.threads != threads) continue;
+      if (row.pp)
+        std::printf("    pp: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak\n", fpt / 1e9, row.tps,
+                    fpt * row.tps / 1e9, r.int8_gops > 0 ? 100 * fpt * row.tps / 1e9 / r.int8_gops : 0.0);
+      else
+        std::printf("    tg: %.1f MB/token x %.2f t/s = %.1f GB/s = %.0f%% of read bandwidth\n", bpt / 1e6, row.tps,
+                    bpt * row.tps / 1e9, 100 * bpt * row.tps / 1e9 / r.read_gbps);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand("bench", "llama-bench style speed table, with the roofline measured in the same run");
+  add_engine_options(*sub, o->engine, false);
+  sub->remove_option(sub->get_option("--threads"));
+  sub->add_option("-t,--threads", o->threads, "Thread counts, e.g. 1,2 (default: all hardware threads)");
+  sub->add_option("-p,--n-prompt", o->n_prompt, "Prompt tokens of the pp test (0: skip)")->check(CLI::Range(0, 1 << 16));
+  sub->add_option("-n,--n-gen", o->n_gen, "Generated tokens of the tg test (0: skip)")->check(CLI::Range(0, 1 << 16));
+  sub->add_option("-r,--repetitions", o->reps, "Repetitions of each test")->check(CLI::Range(1, 1000));
+  sub->add_flag("--no-roofline", o->no_roofline, "Skip the bandwidth and int8 peak measurement");
+  return [o] { return bench(*o); };
+}
+
+}  // namespace hexllm::cli

@@ -1,0 +1,18 @@
+// This machine's limits, measured in the same run as a benchmark so that every speed can be
+// stated as a fraction of them: streaming read bandwidth (token generation is bound by it) and
+// the int8 dot-product peak (prompt processing is bound by it).
+#pragma once
+
+namespace hexllm {
+
+struct Roofline {
+  int threads = 1;
+  double read_gbps = 0;      // GB/s (1e9 bytes) streaming a buffer far larger than the caches
+  double int8_gops = 0;      // int8 ops/s (a multiply-add counts 2), register-only, all threads
+  const char* int8_isa = "";  // which instructions the peak was measured with
+};
+
+// Takes about a second per call.
+Roofline measure_roofline(int threads);
+
+}  // namespace hexllm
