@@ -24,6 +24,8 @@ struct EngineOptions {
   std::string htp_vtcm = "8M";
   std::string htp_dma = "zero-copy";
   std::string htp_transport = "inproc";
+  // Called while the weights are prepared for the device (bytes done, bytes total).
+  backend::Progress progress;
 };
 
 // The devices `device` may name: "htp" (the NPU design; nodes it refuses run on the reference

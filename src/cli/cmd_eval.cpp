@@ -46,7 +46,7 @@ void write_logits(const std::string& path, std::span<const float> logits) {
 
 int eval(const EvalOptions& o) {
   if (o.prompt.empty() == o.tokens.empty()) fail("give exactly one of -p TEXT or --tokens LIST");
-  auto e = open_engine(o.engine);
+  auto e = open_engine_with_progress(o.engine);
   const tokenizer::Tokenizer& tok = e->model->tokenizer();
   const std::vector<int32_t> tokens = o.tokens.empty() ? tokenize_prompt(tok, o.prompt) : parse_token_list(o.tokens);
 

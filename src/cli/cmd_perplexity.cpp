@@ -27,7 +27,7 @@ struct PerplexityOptions {
 int perplexity(const PerplexityOptions& o) {
   const std::string text = read_file(o.file);
   if (text.empty()) fail("%s: the text file is empty", o.file.c_str());
-  auto e = open_engine(o.engine);
+  auto e = open_engine_with_progress(o.engine);
   const tokenizer::Tokenizer& tok = e->model->tokenizer();
   const std::vector<int32_t> tokens = tok.encode(text, true, false);
   const int64_t n_ctx = e->context->n_ctx();

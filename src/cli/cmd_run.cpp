@@ -34,7 +34,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 int run(const RunOptions& o) {
   const std::string text = read_prompt(o.prompt, o.prompt_file);
-  auto e = open_engine(o.engine);
+  auto e = open_engine_with_progress(o.engine);
   const tokenizer::Tokenizer& tok = e->model->tokenizer();
 
   std::string input = text;

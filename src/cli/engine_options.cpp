@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/progress.h"
+
 namespace hexllm::cli {
 
 void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional) {
@@ -28,6 +30,14 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_option("--htp-transport", opts.htp_transport, "HTP transport: inproc")
       ->envname("HEXLLM_HTP_TRANSPORT")
       ->check(CLI::IsMember({"inproc"}));
+}
+
+std::unique_ptr<Engine> open_engine_with_progress(EngineOptions opts) {
+  ProgressBar bar("loading model");
+  opts.progress = [&bar](size_t done, size_t total) { bar.update(done, total); };
+  auto engine = open_engine(opts);
+  bar.finish();
+  return engine;
 }
 
 }  // namespace hexllm::cli

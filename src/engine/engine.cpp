@@ -37,7 +37,7 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
   std::vector<backend::Backend*> order;
   for (auto& b : e->backends) order.push_back(b.get());
   e->scheduler = std::make_unique<backend::Scheduler>(order);
-  e->scheduler->primary().load_weights(e->model->weights().all, nullptr);
+  e->scheduler->primary().load_weights(e->model->weights().all, opts.progress);
 
   model::ContextParams cp;
   cp.n_ctx = opts.n_ctx;
