@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,6 +22,14 @@ namespace hexllm::quant {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
+
+// A block's expected bytes: `head` followed by `fill` up to `size` (built in one piece: GCC 12
+// reports a false -Warray-bounds for growing a short braced vector with resize()).
+Bytes block_bytes(std::initializer_list<uint8_t> head, size_t size, uint8_t fill) {
+  Bytes b(size, fill);
+  std::copy(head.begin(), head.end(), b.begin());
+  return b;
+}
 
 const Type kQuantizable[] = {Type::F32,  Type::F16,  Type::BF16,   Type::Q4_0, Type::Q4_1,
                              Type::Q5_0, Type::Q5_1, Type::Q8_0,   Type::Q8_1, Type::Q8_K,
@@ -83,8 +92,7 @@ TEST(QuantizeHand, Q4_0) {
   x[5] = -3.76f;                   // -7.52 + 8.5 = 0.98 -> 0
   x[16] = 2.0f;                    // 4 + 8.5 = 12.5 -> 12
   x[17] = -1.75f;                  // -3.5 + 8.5 = 5 -> 5
-  Bytes want = {0x00, 0x38, 0xC0, 0x5B, 0x89, 0x88, 0x8F, 0x80};
-  want.resize(18, 0x88);
+  Bytes want = block_bytes({0x00, 0x38, 0xC0, 0x5B, 0x89, 0x88, 0x8F, 0x80}, 18, 0x88);
   EXPECT_EQ(want, quantize(Type::Q4_0, x));
 }
 
@@ -97,8 +105,7 @@ TEST(QuantizeHand, Q4_1) {
   x[2] = 0.5f;                     // 7.5 + 0.5 = 8 -> 8
   x[3] = 0.13f;                    // 5.65 + 0.5 = 6.15 -> 6
   x[16] = 1.0f;                    // 10.5 -> 10
-  Bytes want = {0x66, 0x32, 0x00, 0xBC, 0xA0, 0x5F, 0x58, 0x56};
-  want.resize(20, 0x55);
+  Bytes want = block_bytes({0x66, 0x32, 0x00, 0xBC, 0xA0, 0x5F, 0x58, 0x56}, 20, 0x55);
   EXPECT_EQ(want, quantize(Type::Q4_1, x));
 }
 
@@ -112,8 +119,7 @@ TEST(QuantizeHand, Q5_0) {
   x[20] = 3.0f;                    // 10.5 -> 10
   // qh: bit j set where q[j] >= 16: all but elements 0, 2 and 20 -> 0xFFEFFFFA.
   // qs[j] = (q[j] & 15) | (q[j + 16] & 15) << 4: qs[1] = 15, qs[2] = 14, qs[3] = 1, qs[4] = 10 << 4.
-  Bytes want = {0x00, 0xB8, 0xFA, 0xFF, 0xEF, 0xFF, 0x00, 0x0F, 0x0E, 0x01, 0xA0};
-  want.resize(22, 0x00);
+  Bytes want = block_bytes({0x00, 0xB8, 0xFA, 0xFF, 0xEF, 0xFF, 0x00, 0x0F, 0x0E, 0x01, 0xA0}, 22, 0x00);
   EXPECT_EQ(want, quantize(Type::Q5_0, x));
 }
 
@@ -127,8 +133,7 @@ TEST(QuantizeHand, Q5_1) {
   x[3] = 0.5625f;                  // 12.5 + 0.5 = 13 -> 13
   x[17] = 1.5f;                    // 20.5 -> 20 (high bit)
   // qh: elements 1 and 17 -> 0x00020002.
-  Bytes want = {0x00, 0x30, 0x00, 0xBC, 0x02, 0x00, 0x02, 0x00, 0x80, 0x4F, 0x8A, 0x8D};
-  want.resize(24, 0x88);
+  Bytes want = block_bytes({0x00, 0x30, 0x00, 0xBC, 0x02, 0x00, 0x02, 0x00, 0x80, 0x4F, 0x8A, 0x8D}, 24, 0x88);
   EXPECT_EQ(want, quantize(Type::Q5_1, x));
 }
 
