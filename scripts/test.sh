@@ -24,6 +24,9 @@ step "sanitizer tests"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest -j "$jobs" --output-on-failure --timeout 1800 -LE slow)
 
+step "device sources compile for Hexagon (clang-19, compile only)"
+scripts/check-hexagon-build.sh --werror --strict
+
 step "fuzz (GGUF reader, bounded)"
 scripts/fuzz.sh "${HEXLLM_FUZZ_SECONDS:-60}"
 
