@@ -27,9 +27,24 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_option("--htp-dma", opts.htp_dma, "HTP DMA engine: zero-copy, async or inline")
       ->envname("HEXLLM_HTP_DMA")
       ->check(CLI::IsMember({"zero-copy", "async", "inline"}));
-  app.add_option("--htp-transport", opts.htp_transport, "HTP transport: inproc")
+  app.add_option("--htp-transport", opts.htp_transport,
+                 "HTP transport: process (default: a hexllm-htp device process over a shared memfd pool; a device "
+                 "fault cannot take the host down) or inproc (device threads in this process)")
       ->envname("HEXLLM_HTP_TRANSPORT")
-      ->check(CLI::IsMember({"inproc"}));
+      ->check(CLI::IsMember({"inproc", "process"}));
+  app.add_option("--htp-window", opts.htp_window,
+                 "HTP device window: most pool bytes mapped at once, e.g. 3.5G or 512M; weights beyond it slide "
+                 "through in layer order")
+      ->envname("HEXLLM_HTP_WINDOW");
+  app.add_option("--htp-timeout", opts.htp_timeout,
+                 "HTP device process: seconds without an op finishing before the device counts as hung (0: never)")
+      ->envname("HEXLLM_HTP_TIMEOUT")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--htp-restart", opts.htp_restart,
+               "HTP device process: restart a dead or hung device (same pool, no weight reload) and retry the batch")
+      ->envname("HEXLLM_HTP_RESTART");
+  app.add_option("--htp-device", opts.htp_device, "HTP device process binary (default: hexllm-htp next to hexllm)")
+      ->envname("HEXLLM_HTP_DEVICE");
 }
 
 std::unique_ptr<Engine> open_engine_with_progress(EngineOptions opts) {

@@ -1,9 +1,12 @@
 #include "htp-host/htp_backend.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "graph/graph.h"
 #include "htp-host/op_builders.h"
 #include "htp/abi/tiles.h"
@@ -35,7 +38,43 @@ bool shape_of(const graph::Tensor& t, htp_tensor* out) {
   return true;
 }
 
+// Banks a small window can hold: each pinned region's banks at most 1/16 of the window.
+Pool::BankSizes bank_sizes_for(uint64_t window) {
+  auto part = [&](uint64_t cap) { return std::clamp<uint64_t>(window / 16 / (64u << 10) * (64u << 10), 64u << 10, cap); };
+  Pool::BankSizes s;
+  s.cache = part(64ull << 20);
+  s.compute = part(64ull << 20);
+  s.messages = part(4ull << 20);
+  return s;
+}
+
+// Load order for the weight banks: the layer order the graph reads them in. "blk.N." tensors by
+// N; tensors before the first block (embeddings, rope factors) first, "output*" (norm, head)
+// last, so that one batch of layers needs few banks.
+int64_t layer_key(const graph::Tensor& t, int64_t before_blocks) {
+  int layer = 0;
+  if (std::sscanf(t.name, "blk.%d.", &layer) == 1) return layer;
+  if (std::strncmp(t.name, "output", 6) == 0) return INT64_MAX;
+  return before_blocks;
+}
+
 }  // namespace
+
+uint64_t parse_window(const std::string& text, const char* flag) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  double mult = 1;
+  if (end != nullptr && (*end == 'K' || *end == 'k')) mult = 1ull << 10, ++end;
+  else if (end != nullptr && (*end == 'M' || *end == 'm')) mult = 1ull << 20, ++end;
+  else if (end != nullptr && (*end == 'G' || *end == 'g')) mult = 1ull << 30, ++end;
+  else if (end != nullptr && (*end == 'T' || *end == 't')) mult = 1ull << 40, ++end;
+  if (end != nullptr && (*end == 'i' || *end == 'B')) ++end;
+  if (end != nullptr && *end == 'B') ++end;
+  const double bytes = v * mult;
+  if (text.empty() || end == text.c_str() || *end != '\0' || !(bytes >= (64u << 10)) || bytes > (1ull << 40))
+    fail("%s: '%s' is not a window size (e.g. 3.5G, 512M; between 64K and 1T)", flag, text.c_str());
+  return static_cast<uint64_t>(bytes) / Pool::kAlign * Pool::kAlign;
+}
 
 uint32_t parse_size(const std::string& text, const char* flag) {
   char* end = nullptr;
@@ -58,13 +97,19 @@ uint32_t parse_dma_mode(const std::string& text) {
   fail("--htp-dma: '%s' is not a DMA mode (async, inline, zero-copy)", text.c_str());
 }
 
-HtpBackend::HtpBackend(const HtpOptions& opts) : opts_(opts) {
-  if (opts.transport != "inproc") fail("--htp-transport: '%s' is not available (inproc)", opts.transport.c_str());
+HtpBackend::HtpBackend(const HtpOptions& opts) : opts_(opts), pool_(bank_sizes_for(opts.window_bytes)) {
   SessionOptions so;
   so.n_threads = std::clamp<uint32_t>(opts.n_threads, 1, HTP_MAX_THREADS);
   so.vtcm_bytes = opts.vtcm_bytes;
   so.dma_mode = opts.dma_mode;
-  transport_ = make_inproc_transport(pool_, so);
+  so.window_bytes = opts.window_bytes;
+  so.device_path = opts.device_path;
+  so.timeout_s = opts.timeout_s;
+  if (opts.transport == "inproc") transport_ = make_inproc_transport(pool_, so);
+  else if (opts.transport == "process") transport_ = make_process_transport(pool_, so);
+  else fail("--htp-transport: '%s' is not a transport (inproc, process)", opts.transport.c_str());
+  // Up front, so that the window's pinned bytes stay put while batches are cut.
+  message_ = pool_.allocate(Region::Messages, bank_sizes_for(opts.window_bytes).messages / 2);
 }
 
 HtpBackend::~HtpBackend() = default;
@@ -74,36 +119,69 @@ std::unique_ptr<backend::Buffer> HtpBackend::alloc_buffer(backend::MemoryKind ki
 }
 
 void HtpBackend::load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress) {
-  size_t total = 0, done = 0;
-  for (const graph::Tensor* t : weights) total += t->n_bytes();
+  struct Plan {
+    graph::Tensor* t;
+    htp_tensor d;
+    uint32_t tile;  // HTP_TILE_INVALID: copied as is
+    size_t slice_bytes, bytes;
+    int64_t key;
+  };
+  std::vector<Plan> plans;
+  size_t total = 0, done = 0, device_total = 0;
+  int64_t before_blocks = -1;
   for (graph::Tensor* t : weights) {
     if (weights_.count(t) != 0) continue;
-    htp_tensor d{};
-    if (!shape_of(*t, &d)) fail("HTP: weight '%s' has a dimension or stride beyond 32 bits", t->name);
+    Plan p{t, {}, htp::HTP_TILE_INVALID, 0, 0, 0};
+    if (!shape_of(*t, &p.d)) fail("HTP: weight '%s' has a dimension or stride beyond 32 bits", t->name);
     const bool matrix = t->ne[1] > 1 && t->is_contiguous();
     const uint32_t tile = opts_.repack && matrix ? htp::htp_tile_for(t->type) : htp::HTP_TILE_INVALID;
-    const bool tiled = tile != htp::HTP_TILE_INVALID && htp::htp_tile_k_ok(tile, d.ne[0]);
+    if (tile != htp::HTP_TILE_INVALID && htp::htp_tile_k_ok(tile, p.d.ne[0])) p.tile = tile;
     const uint64_t slices = static_cast<uint64_t>(t->ne[2] * t->ne[3]);
-    const size_t slice_bytes = tiled ? htp::htp_tiled_size(tile, d.ne[1], d.ne[0]) : t->nb[2];
-    const size_t bytes = tiled ? slice_bytes * slices : t->n_bytes();
-    auto buffer = pool_.allocate(Region::Weights, bytes);
+    p.slice_bytes = p.tile != htp::HTP_TILE_INVALID ? htp::htp_tiled_size(p.tile, p.d.ne[1], p.d.ne[0]) : t->nb[2];
+    p.bytes = p.tile != htp::HTP_TILE_INVALID ? p.slice_bytes * slices : t->n_bytes();
+    if (p.bytes > opts_.window_bytes)
+      fail("HTP: weight '%s' (%s, %lld x %lld x %lld x %lld) needs %llu bytes on the device, more than the device window "
+           "of %llu bytes (--htp-window): the window must hold the largest tensor",
+           t->name, type_name(t->type), static_cast<long long>(t->ne[0]), static_cast<long long>(t->ne[1]),
+           static_cast<long long>(t->ne[2]), static_cast<long long>(t->ne[3]), static_cast<unsigned long long>(p.bytes),
+           static_cast<unsigned long long>(opts_.window_bytes));
+    if (std::strncmp(t->name, "blk.", 4) == 0) before_blocks = INT64_MAX - 1;  // later strays go after the blocks
+    p.key = layer_key(*t, before_blocks);
+    total += t->n_bytes();
+    device_total += p.bytes;
+    plans.push_back(p);
+  }
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) { return a.key < b.key; });
+  // Banks a quarter of the window (a batch's layers then slide through a few of them), but
+  // large enough that the model needs no more than ~10 of the pool's 16 banks.
+  const uint64_t bank_bytes =
+      std::max<uint64_t>(std::min<uint64_t>(opts_.window_bytes / 4, 1ull << 30), (device_total + 9) / 10);
+
+  uint64_t left = 0;  // bytes still to place, with the padding each allocation gets
+  for (const Plan& p : plans) left += (p.bytes + Pool::kAlign - 1) / Pool::kAlign * Pool::kAlign;
+  for (Plan& p : plans) {
+    graph::Tensor* t = p.t;
+    // The last bank only as large as what is left: no pages the device would map for nothing.
+    auto buffer = pool_.allocate_packed(Region::Weights, p.bytes, std::min(bank_bytes, left));
+    left -= (p.bytes + Pool::kAlign - 1) / Pool::kAlign * Pool::kAlign;
     auto* dst = static_cast<uint8_t*>(buffer->data());
     const auto* src = static_cast<const uint8_t*>(t->data);
-    if (tiled) {
+    if (p.tile != htp::HTP_TILE_INVALID) {
+      const uint64_t slices = static_cast<uint64_t>(t->ne[2] * t->ne[3]);
       for (uint64_t s = 0; s < slices; ++s)
-        if (!htp::vec_repack(tile, src + s * t->nb[2], t->nb[1], d.ne[1], d.ne[0], dst + s * slice_bytes))
+        if (!htp::vec_repack(p.tile, src + s * t->nb[2], t->nb[1], p.d.ne[1], p.d.ne[0], dst + s * p.slice_bytes))
           fail("HTP: cannot repack weight '%s' (%s)", t->name, type_name(t->type));
-      d.type = tile;
+      p.d.type = p.tile;
     } else {
-      std::memcpy(dst, src, bytes);
+      std::memcpy(dst, src, p.bytes);
     }
     uint32_t bank = 0, offset = 0;
-    pool_.locate(dst, bytes, &bank, &offset);
-    d.bank = static_cast<uint16_t>(bank);
-    d.offset = offset;
-    d.size = static_cast<uint32_t>(bytes);
-    d.flags = HTP_TENSOR_WEIGHT;
-    weights_[t] = {d};
+    pool_.locate(dst, p.bytes, &bank, &offset);
+    p.d.bank = static_cast<uint16_t>(bank);
+    p.d.offset = offset;
+    p.d.size = static_cast<uint32_t>(p.bytes);
+    p.d.flags = HTP_TENSOR_WEIGHT;
+    weights_[t] = {p.d};
     weight_buffers_.push_back(std::move(buffer));
     done += t->n_bytes();
     if (progress) progress(done, total);
@@ -178,43 +256,99 @@ bool HtpBackend::supports(const graph::Tensor& node) const {
   return build_op(node, &probe) == HTP_OK;
 }
 
+uint32_t HtpBackend::weight_banks(const graph::Tensor& node) const {
+  uint32_t mask = 0;
+  for (const graph::Tensor* src : node.src) {
+    if (src == nullptr) continue;
+    const auto it = weights_.find(graph::storage_root(src));
+    if (it != weights_.end()) mask |= 1u << it->second.desc.bank;
+  }
+  return mask;
+}
+
 void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
+  // The host cuts the run into batches whose weight banks fit the window beside the pinned
+  // banks (DESIGN §6); with the whole model inside the window this is one batch.
+  const uint64_t window = opts_.window_bytes;
+  const uint64_t pinned = pool_.bytes_of(pool_.pinned_mask());
+  const uint64_t budget = window > pinned ? window - pinned : 0;
   batch_.clear();
   batch_nodes_.clear();
+  uint32_t banks = 0;
   for (const graph::Tensor* node : nodes) {
     if (graph::op_is_layout(node->op)) continue;
+    const uint32_t need = weight_banks(*node);
+    if ((banks | need) != banks && pool_.bytes_of(banks | need) > budget) {
+      if (pool_.bytes_of(need) > budget)
+        fail("HTP: %s of node '%s' reads %llu bytes of weight banks, but the device window of %llu bytes leaves %llu "
+             "beside the %llu pinned bytes (KV cache, compute, messages); raise --htp-window",
+             graph::op_name(node->op), node->name, static_cast<unsigned long long>(pool_.bytes_of(need)),
+             static_cast<unsigned long long>(window), static_cast<unsigned long long>(budget),
+             static_cast<unsigned long long>(pinned));
+      run_batch();
+      banks = 0;
+    }
     const htp_status st = build_op(*node, &batch_);
     if (st != HTP_OK)
       fail("HTP: cannot run %s of node '%s' on the device: %s", graph::op_name(node->op), node->name,
            htp_status_name(st));
     batch_nodes_.push_back(node);
+    banks |= need;
   }
-  if (batch_.n_ops() == 0) return;
+  run_batch();
+}
 
+void HtpBackend::fail_call(const std::string& what, uint32_t op_index) const {
+  if (op_index < batch_nodes_.size()) {
+    const graph::Tensor* n = batch_nodes_[op_index];
+    fail("%s, while running op %u of %u: %s of node '%s'", what.c_str(), op_index, batch_.n_ops(),
+         graph::op_name(n->op), n->name);
+  }
+  fail("%s, before the batch of %u ops (first: %s of node '%s') started", what.c_str(), batch_.n_ops(),
+       graph::op_name(batch_nodes_.front()->op), batch_nodes_.front()->name);
+}
+
+void HtpBackend::run_batch() {
+  if (batch_.n_ops() == 0) return;
   htp_message_layout layout{};
   if (!batch_.layout(&layout)) fail("HTP: a batch of %u ops does not fit one message", batch_.n_ops());
-  if (!message_ || message_->size() < layout.message_size)
-    message_ = pool_.allocate(Region::Messages, std::max<size_t>(layout.message_size, 1u << 20));
+  if (message_->size() < layout.message_size)
+    message_ = pool_.allocate(Region::Messages, std::max<size_t>(layout.message_size, 2 * message_->size()));
   batch_.write(message_->data(), ++calls_, layout);
 
-  const htp_status st = transport_->call(message_->data(), layout.message_size);
+  // Only a device process can die and restart; the undo log makes its retry exact.
+  const bool can_retry = opts_.restart && transport_->device_pid() != 0;
+  if (can_retry) replay_.capture(pool_, message_->data(), layout.message_size);
+  htp_status st = HTP_OK;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      st = transport_->call(message_->data(), layout.message_size);
+      break;
+    } catch (const DeviceFault& f) {
+      constexpr int kMaxRestarts = 3;
+      if (!can_retry || attempt == kMaxRestarts) fail_call(f.what(), f.op_in_flight);
+      HEXLLM_LOG_WARN("%s; restarting the device and retrying the batch", f.what());
+      transport_->restart();
+      ++restarts_;
+      replay_.restore(pool_);
+    }
+  }
+
   const auto* msg = static_cast<const uint8_t*>(message_->data());
   htp_response rsp{};
   std::memcpy(&rsp, msg + layout.response_offset, sizeof rsp);
   last_op_ns_.resize(batch_.n_ops());
   std::memcpy(last_op_ns_.data(), msg + layout.response_offset + sizeof(htp_response),
               last_op_ns_.size() * sizeof(uint64_t));
-  if (st == HTP_OK) return;
-  if (rsp.failed_op < batch_nodes_.size()) {
-    const graph::Tensor* n = batch_nodes_[rsp.failed_op];
-    fail("HTP device (%s session): op %u of %u, %s of node '%s', failed: %s", transport_->name(), rsp.failed_op,
-         batch_.n_ops(), graph::op_name(n->op), n->name, htp_status_name(st));
+  if (st != HTP_OK) {
+    const std::string what = strprintf("HTP device (%s) failed with %s", transport_->session().c_str(), htp_status_name(st));
+    if (rsp.failed_op < batch_nodes_.size()) fail_call(what, rsp.failed_op);
+    if (rsp.failed_tensor != HTP_NO_INDEX)
+      fail("%s: tensor %u of the batch of %u ops was refused", what.c_str(), rsp.failed_tensor, batch_.n_ops());
+    fail("%s: the batch of %u ops was refused", what.c_str(), batch_.n_ops());
   }
-  if (rsp.failed_tensor != HTP_NO_INDEX)
-    fail("HTP device (%s session): tensor %u of the batch was refused: %s", transport_->name(), rsp.failed_tensor,
-         htp_status_name(st));
-  fail("HTP device (%s session): batch of %u ops failed: %s", transport_->name(), batch_.n_ops(),
-       htp_status_name(st));
+  batch_.clear();
+  batch_nodes_.clear();
 }
 
 }  // namespace hexllm::htp_host

@@ -13,6 +13,7 @@
 #include "htp-host/batch_builder.h"
 #include "htp-host/pool.h"
 #include "htp-host/transport.h"
+#include "htp-host/transport_replay.h"
 
 namespace hexllm::htp_host {
 
@@ -20,12 +21,21 @@ struct HtpOptions {
   uint32_t n_threads = 1;          // device workers (clamped to what the session reports)
   uint32_t vtcm_bytes = 8u << 20;  // VTCM arena per session
   uint32_t dma_mode = HTP_DMA_ZERO_COPY;
-  std::string transport = "inproc";
+  std::string transport = "inproc";  // "inproc" or "process" (a hexllm-htp device process)
   bool repack = true;  // repack MUL_MAT weights into kernel tiles at load
+  uint64_t window_bytes = 3584ull << 20;  // most pool bytes the device maps at once
+  // Device process only: its binary (empty: found next to the executable), how long a call may
+  // go without an op finishing (0: forever), and whether a dead or hung device is restarted and
+  // the batch retried.
+  std::string device_path;
+  double timeout_s = 10.0;
+  bool restart = false;
 };
 
 // Parses "256K", "8M", "8388608"; errors name the flag.
 uint32_t parse_size(const std::string& text, const char* flag);
+// Parses a window size: "3.5G", "512M", "0.75G", a byte count; at least 64 KiB, at most 1 TiB.
+uint64_t parse_window(const std::string& text, const char* flag);
 // "async", "inline", "zero-copy".
 uint32_t parse_dma_mode(const std::string& text);
 
@@ -42,6 +52,9 @@ class HtpBackend final : public backend::Backend {
 
   const htp_hwinfo& hwinfo() const { return transport_->hwinfo(); }
   const Pool& pool() const { return pool_; }
+  const Transport& transport() const { return *transport_; }
+  // Device restarts after faults (--htp-restart).
+  uint64_t restarts() const { return restarts_; }
   // Device time per op of the last call (ns), in the order of the nodes it ran.
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
   uint64_t calls() const { return calls_; }
@@ -51,6 +64,11 @@ class HtpBackend final : public backend::Backend {
   bool describe(const graph::Tensor& t, htp_tensor* out) const;
   // Fills the op descriptor of `node`; false (with the status) when the device cannot run it.
   htp_status build_op(const graph::Tensor& node, BatchBuilder* batch) const;
+  // Weight banks the node reads (bit i = pool bank i).
+  uint32_t weight_banks(const graph::Tensor& node) const;
+  // Sends batch_ (one call, retried on a restarted device with --htp-restart) and clears it.
+  void run_batch();
+  [[noreturn]] void fail_call(const std::string& what, uint32_t op_index) const;
 
   struct DeviceWeight {
     htp_tensor desc;  // bank/offset/type of the device copy
@@ -65,7 +83,9 @@ class HtpBackend final : public backend::Backend {
   BatchBuilder batch_;
   std::vector<const graph::Tensor*> batch_nodes_;
   std::vector<uint64_t> last_op_ns_;
+  ReplayLog replay_;
   uint64_t calls_ = 0;
+  uint64_t restarts_ = 0;
 };
 
 }  // namespace hexllm::htp_host

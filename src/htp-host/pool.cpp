@@ -12,13 +12,6 @@ namespace hexllm::htp_host {
 
 namespace {
 
-constexpr uint64_t kDefaultBankBytes[] = {
-    1ull << 30,   // weights: large banks, filled once at load
-    64ull << 20,  // cache
-    64ull << 20,  // compute
-    4ull << 20,   // messages
-};
-
 uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 }  // namespace
@@ -48,6 +41,8 @@ class PoolBuffer final : public backend::Buffer {
 };
 
 Pool::Pool() = default;
+
+Pool::Pool(const BankSizes& sizes) : sizes_(sizes) {}
 
 Pool::~Pool() {
   for (Bank& b : banks_) {
@@ -86,6 +81,7 @@ uint32_t Pool::new_bank(Region region, uint64_t bytes) {
   bank.base = static_cast<uint8_t*>(p);
   bank.size = size;
   bank.region = region;
+  bank.serial = next_serial_++;
   bank.free[0] = size;
   ++generation_;
   for (uint32_t i = 0; i < banks_.size(); ++i) {
@@ -108,18 +104,49 @@ std::unique_ptr<backend::Buffer> Pool::allocate(Region region, uint64_t bytes) {
       const uint64_t offset = it->first, left = it->second - need;
       b.free.erase(it);
       if (left > 0) b.free[offset + need] = left;
-      b.used += need;
-      std::memset(b.base + offset, 0, need);
-      return std::make_unique<PoolBuffer>(*this, i, offset, bytes, need);
+      return take(i, offset, bytes, need);
     }
   }
-  const uint64_t default_bytes = kDefaultBankBytes[static_cast<int>(region)];
-  const uint32_t i = new_bank(region, need > default_bytes ? need : default_bytes);
-  Bank& b = banks_[i];
+  const uint64_t sizes[] = {sizes_.weights, sizes_.cache, sizes_.compute, sizes_.messages};
+  const uint64_t default_bytes = sizes[static_cast<int>(region)];
+  return take_fresh(new_bank(region, need > default_bytes ? need : default_bytes), bytes, need);
+}
+
+std::unique_ptr<backend::Buffer> Pool::allocate_packed(Region region, uint64_t bytes, uint64_t bank_bytes) {
+  const uint64_t need = round_up(bytes == 0 ? 1 : bytes, kAlign);
+  int32_t& current = packed_bank_[static_cast<int>(region)];
+  if (current >= 0 && static_cast<size_t>(current) < banks_.size()) {
+    Bank& b = banks_[current];
+    // Only the tail counts: filling a hole in the middle would break the call order.
+    if (b.base != nullptr && b.region == region && !b.free.empty()) {
+      const auto last = std::prev(b.free.end());
+      if (last->first + last->second == b.size && last->second >= need) {
+        const uint64_t offset = last->first, left = last->second - need;
+        b.free.erase(last);
+        if (left > 0) b.free[offset + need] = left;
+        return take(static_cast<uint32_t>(current), offset, bytes, need);
+      }
+    }
+  }
+  const uint32_t i = new_bank(region, need > bank_bytes ? need : bank_bytes);
+  current = static_cast<int32_t>(i);
+  return take_fresh(i, bytes, need);
+}
+
+std::unique_ptr<backend::Buffer> Pool::take(uint32_t bank, uint64_t offset, uint64_t bytes, uint64_t need) {
+  Bank& b = banks_[bank];
+  b.used += need;
+  std::memset(b.base + offset, 0, need);
+  return std::make_unique<PoolBuffer>(*this, bank, offset, bytes, need);
+}
+
+std::unique_ptr<backend::Buffer> Pool::take_fresh(uint32_t bank, uint64_t bytes, uint64_t need) {
+  // A new memfd reads as zeros already: no memset, so untouched pages stay uncommitted.
+  Bank& b = banks_[bank];
   b.free.erase(b.free.begin());
   if (b.size > need) b.free[need] = b.size - need;
   b.used = need;
-  return std::make_unique<PoolBuffer>(*this, i, 0, bytes, need);
+  return std::make_unique<PoolBuffer>(*this, bank, 0, bytes, need);
 }
 
 void Pool::release(uint32_t bank, uint64_t offset, uint64_t bytes) {
@@ -159,6 +186,20 @@ bool Pool::locate(const void* p, uint64_t bytes, uint32_t* bank, uint32_t* offse
     return true;
   }
   return false;
+}
+
+uint64_t Pool::bytes_of(uint32_t mask) const {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < banks_.size() && i < 32; ++i)
+    if ((mask >> i & 1u) != 0 && banks_[i].base != nullptr) n += banks_[i].size;
+  return n;
+}
+
+uint32_t Pool::pinned_mask() const {
+  uint32_t mask = 0;
+  for (uint32_t i = 0; i < banks_.size() && i < 32; ++i)
+    if (banks_[i].base != nullptr && banks_[i].region != Region::Weights) mask |= 1u << i;
+  return mask;
 }
 
 uint64_t Pool::bytes(Region region) const {

@@ -1,5 +1,7 @@
-// How the host reaches a device session: open it, keep its view of the pool's banks in step,
-// and make one synchronous call per batch. In-process here; a device process comes next.
+// How the host reaches a device session: open it, keep its window onto the pool's banks in
+// step (window.h), and make one synchronous call per batch. Two transports: the session on the
+// caller's thread in this process (inproc), or the device runtime as its own process
+// (hexllm-htp) that sees the pool only through memfds and a doorbell in the message region.
 #pragma once
 
 #include <cstddef>
@@ -7,7 +9,9 @@
 #include <memory>
 #include <string>
 
+#include "base/error.h"
 #include "htp-host/pool.h"
+#include "htp-host/window.h"
 #include "htp/abi/htp_abi.h"
 
 namespace hexllm::htp_host {
@@ -17,20 +21,48 @@ struct SessionOptions {
   uint32_t vtcm_bytes = 8u << 20;
   uint32_t dma_mode = HTP_DMA_ZERO_COPY;
   uint64_t window_bytes = 3584ull << 20;
+  // Device process only.
+  std::string device_path;  // the hexllm-htp binary; empty: find_device_binary("")
+  double timeout_s = 10.0;  // no op finished for this long during a call: the device hung (0: never)
+};
+
+// The device process died or hung during a call. The session is down until restart().
+class DeviceFault : public Error {
+ public:
+  DeviceFault(const std::string& what, uint32_t op) : Error(what), op_in_flight(op) {}
+  uint32_t op_in_flight;  // index in the batch of the op the device was running; HTP_NO_INDEX if none
 };
 
 class Transport {
  public:
   virtual ~Transport() = default;
-  virtual const char* name() const = 0;
+  virtual const char* name() const = 0;  // "inproc" or "process"
+  // Names the session in errors, e.g. "process session 2 (pid 4242)".
+  virtual std::string session() const = 0;
   // What the session reports (threads, VTCM size, window): the host sizes everything by it.
   virtual const htp_hwinfo& hwinfo() const = 0;
-  // Runs the batch in `message` (inside the pool's message region) and returns its status;
-  // the response is written into the message. Banks are synchronized with the pool first.
+  // Runs the batch in `message` and returns its status; the response is written into the
+  // message. The window is planned from the banks the batch's tensors name and carried out
+  // first. Throws DeviceFault when the device dies or hangs, hexllm::Error when the window
+  // cannot hold the batch.
   virtual htp_status call(void* message, size_t bytes) = 0;
+  // Starts the device afresh: a new process whose window maps the same pool (weights stay in
+  // the pool, nothing is reloaded). Returns false when this transport cannot restart.
+  virtual bool restart() { return false; }
+  // The device process, 0 when the session runs in this process.
+  virtual int device_pid() const { return 0; }
+  virtual const Window& window() const = 0;
 };
 
 // Device threads in this process; the caller is worker 0 of the session.
 std::unique_ptr<Transport> make_inproc_transport(const Pool& pool, const SessionOptions& opts);
+
+// A hexllm-htp process per session. Its control block lives in the pool's message region,
+// so batch messages must too. Throws hexllm::Error when the device cannot start.
+std::unique_ptr<Transport> make_process_transport(Pool& pool, const SessionOptions& opts);
+
+// The hexllm-htp binary: `hint` when not empty, else $HEXLLM_HTP_DEVICE, else next to the
+// running executable, else where this build put it. Throws naming the places tried.
+std::string find_device_binary(const std::string& hint);
 
 }  // namespace hexllm::htp_host

@@ -1,3 +1,6 @@
+// The in-process transport: the device session runs on the caller's thread (worker 0) and its
+// helper threads. Its window is the session's bank table, kept by the same plan as the device
+// process (window.h), so both transports map, slide and refuse alike.
 #include <vector>
 
 #include "base/error.h"
@@ -10,7 +13,7 @@ namespace {
 
 class InprocTransport final : public Transport {
  public:
-  InprocTransport(const Pool& pool, const SessionOptions& opts) : pool_(pool) {
+  InprocTransport(const Pool& pool, const SessionOptions& opts) : pool_(pool), window_(opts.window_bytes) {
     htp::htp_session_config c = htp::htp_session_config_default();
     c.n_threads = opts.n_threads;
     c.vtcm_size = opts.vtcm_bytes;
@@ -25,35 +28,34 @@ class InprocTransport final : public Transport {
   ~InprocTransport() override { htp::htp_session_close(session_); }
 
   const char* name() const override { return "inproc"; }
+  std::string session() const override { return "inproc session"; }
   const htp_hwinfo& hwinfo() const override { return hwinfo_; }
+  const Window& window() const override { return window_; }
 
   htp_status call(void* message, size_t bytes) override {
-    sync_banks();
+    steps_.clear();
+    window_.plan(pool_, message_banks(message, bytes), &steps_);
+    const auto& banks = pool_.banks();
+    for (const WindowStep& s : steps_) {
+      const htp_status st = s.map != 0 ? htp::htp_session_map_bank(session_, s.bank, banks[s.bank].base, banks[s.bank].size)
+                                       : htp::htp_session_map_bank(session_, s.bank, nullptr, 0);
+      if (st != HTP_OK) {
+        // The session's table and ours no longer agree: empty both, the next call rebuilds them.
+        for (uint32_t b = 0; b < HTP_MAX_BANKS; ++b) htp::htp_session_map_bank(session_, b, nullptr, 0);
+        window_.forget();
+        fail("HTP inproc session: cannot %s pool bank %u: %s", s.map != 0 ? "map" : "unmap", s.bank,
+             htp_status_name(st));
+      }
+    }
     return htp::htp_session_process(session_, message, bytes);
   }
 
  private:
-  // The device's bank table follows the pool: new banks mapped, released ones unmapped.
-  void sync_banks() {
-    if (pool_.generation() == synced_generation_) return;
-    const auto& banks = pool_.banks();
-    mapped_.resize(std::max(mapped_.size(), banks.size()), nullptr);
-    for (uint32_t i = 0; i < banks.size(); ++i) {
-      if (mapped_[i] == banks[i].base) continue;
-      const htp_status st = htp::htp_session_map_bank(session_, i, banks[i].base, banks[i].size);
-      if (st != HTP_OK)
-        fail("HTP session: cannot map pool bank %u (%s, %llu bytes): %s", i, region_name(banks[i].region),
-             static_cast<unsigned long long>(banks[i].size), htp_status_name(st));
-      mapped_[i] = banks[i].base;
-    }
-    synced_generation_ = pool_.generation();
-  }
-
   const Pool& pool_;
+  Window window_;
   htp::htp_session* session_ = nullptr;
   htp_hwinfo hwinfo_{};
-  std::vector<const uint8_t*> mapped_;
-  uint64_t synced_generation_ = ~0ull;
+  std::vector<WindowStep> steps_;
 };
 
 }  // namespace

@@ -1,0 +1,94 @@
+// Every golden case of ../shared/golden through both transports: the device process must give
+// the very logits of the in-process session, bit for bit (same kernels, same threads, only the
+// process boundary differs), on the prompt and on teacher-forced decode steps; and the process
+// run stays within the golden README's NMSE limits of llama.cpp's logits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "golden.h"
+#include "hexllm/engine.h"
+
+namespace hexllm {
+namespace {
+
+struct Case {
+  std::string model, prompt;
+};
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  std::string s = info.param.model + "__" + info.param.prompt;
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const char* m : {"llama-spm-f32", "llama-bpe-q4emb", "qwen2-q4emb", "qwen3-q4emb", "gemma3-f32",
+                        "llama-spm-256-Q4_0", "llama-spm-256-Q8_0", "llama-spm-256-Q4_K"})
+    for (const char* p : {"short", "long"}) cases.push_back({m, p});
+  return cases;
+}
+
+// Golden README §6.
+double nmse_limit(const std::string& model) {
+  if (model.rfind("llama-spm-256-", 0) == 0) return 1e-2;
+  if (model.find("q4emb") != std::string::npos) return 1e-3;
+  return 1e-4;
+}
+
+// The prompt's logits, then the logits of each teacher-forced step, concatenated.
+std::vector<float> run(const EngineOptions& opts, const std::vector<int32_t>& prompt, const std::vector<int32_t>& steps) {
+  auto e = open_engine(opts);
+  e->context->decode(prompt, true);
+  std::vector<float> out(e->context->logits().begin(), e->context->logits().end());
+  for (int32_t t : steps) {
+    e->context->decode(std::span<const int32_t>(&t, 1), false);
+    out.insert(out.end(), e->context->last_logits().begin(), e->context->last_logits().end());
+  }
+  return out;
+}
+
+class GoldenTransports : public testing::TestWithParam<Case> {};
+
+TEST_P(GoldenTransports, ProcessMatchesInprocBitForBit) {
+  GOLDEN_OR_SKIP(golden);
+  const Case& c = GetParam();
+  const std::string stem = golden + "/cases/" + c.model + "__" + c.prompt;
+  const nlohmann::json j = test::read_json(stem + ".json");
+  const std::vector<int32_t> prompt = j["tokens"].get<std::vector<int32_t>>();
+  std::vector<int32_t> steps;
+  for (const auto& s : j["greedy"]["steps"])
+    if (steps.size() < 4) steps.push_back(s["token"].get<int32_t>());
+
+  EngineOptions opts;
+  opts.model_path = test::decompress(golden, "models/" + c.model + ".gguf.xz");
+  opts.device = "htp";
+  opts.n_threads = 2;
+  opts.n_ctx = static_cast<int64_t>(prompt.size() + steps.size()) + 8;
+  opts.htp_device = HEXLLM_TEST_HTP_DEVICE;
+  opts.htp_transport = "inproc";
+  const std::vector<float> inproc = run(opts, prompt, steps);
+  opts.htp_transport = "process";
+  const std::vector<float> process = run(opts, prompt, steps);
+
+  ASSERT_EQ(inproc.size(), process.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < inproc.size(); ++i) differ += std::memcmp(&inproc[i], &process[i], sizeof(float)) != 0;
+  EXPECT_EQ(differ, 0u) << "of " << inproc.size() << " logits";
+
+  const size_t n_vocab = j["n_vocab"];
+  const std::vector<float> golden_rows = test::read_f32(stem + ".f32");
+  const auto rows = j["logits_rows"].get<std::vector<size_t>>();
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const std::span<const float> ref(golden_rows.data() + k * n_vocab, n_vocab);
+    EXPECT_LE(test::nmse(ref, std::span<const float>(process).subspan(rows[k] * n_vocab, n_vocab)), nmse_limit(c.model))
+        << "position " << rows[k];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GoldenTransports, testing::ValuesIn(all_cases()), case_name);
+
+}  // namespace
+}  // namespace hexllm

@@ -1,0 +1,86 @@
+// Pool banks as the window needs them: packed weight banks in call order, unique serials per
+// bank (a reused slot is a different bank), pinned regions, byte counts. Offsets and sizes are
+// hand-derived from the 128-byte allocation unit and the 64 KiB bank rounding.
+#include <gtest/gtest.h>
+
+#include "htp-host/pool.h"
+
+namespace hexllm::htp_host {
+namespace {
+
+Pool::BankSizes small_banks() {
+  Pool::BankSizes s;
+  s.cache = 64u << 10;
+  s.compute = 64u << 10;
+  s.messages = 64u << 10;
+  return s;
+}
+
+struct Where {
+  uint32_t bank, offset;
+};
+
+Where where(const Pool& pool, backend::Buffer& b) {
+  Where w{~0u, ~0u};
+  EXPECT_TRUE(pool.locate(b.data(), b.size(), &w.bank, &w.offset));
+  return w;
+}
+
+TEST(HtpPool, PackedAllocationsFillBanksInCallOrder) {
+  Pool pool(small_banks());
+  const uint64_t bank = 256u << 10;
+  auto a = pool.allocate_packed(Region::Weights, 100000, bank);  // 100000 -> 100096 (782 x 128)
+  auto b = pool.allocate_packed(Region::Weights, 100000, bank);
+  auto c = pool.allocate_packed(Region::Weights, 100000, bank);  // 262144 - 200192 = 61952 left: new bank
+  auto d = pool.allocate_packed(Region::Weights, 50000, bank);   // fits the newest bank's tail
+  const Where wa = where(pool, *a), wb = where(pool, *b), wc = where(pool, *c), wd = where(pool, *d);
+  EXPECT_EQ(wa.bank, wb.bank);
+  EXPECT_EQ(wa.offset, 0u);
+  EXPECT_EQ(wb.offset, 100096u);
+  EXPECT_NE(wc.bank, wa.bank);
+  EXPECT_EQ(wc.offset, 0u);
+  // The first bank still has 61952 free bytes, but packing never goes back.
+  EXPECT_EQ(wd.bank, wc.bank);
+  EXPECT_EQ(wd.offset, 100096u);
+  EXPECT_EQ(pool.banks()[wa.bank].size, bank);
+  EXPECT_EQ(pool.bytes(Region::Weights), 2 * bank);
+}
+
+TEST(HtpPool, PackedAllocationLargerThanTheBankGetsItsOwn) {
+  Pool pool(small_banks());
+  auto a = pool.allocate_packed(Region::Weights, 300000, 128u << 10);
+  const Where w = where(pool, *a);
+  EXPECT_EQ(pool.banks()[w.bank].size, 327680u);  // 300032 rounded up to 64 KiB
+}
+
+TEST(HtpPool, SerialsNameBanksNotSlots) {
+  Pool pool(small_banks());
+  auto a = pool.allocate(Region::Compute, 1000);
+  const Where wa = where(pool, *a);
+  const uint64_t serial = pool.banks()[wa.bank].serial;
+  const uint64_t gen = pool.generation();
+  a.reset();  // the bank empties and goes back to the system
+  EXPECT_EQ(pool.banks()[wa.bank].base, nullptr);
+  EXPECT_GT(pool.generation(), gen);
+  auto b = pool.allocate(Region::Compute, 1000);
+  const Where wb = where(pool, *b);
+  EXPECT_EQ(wb.bank, wa.bank);  // the slot is reused ...
+  EXPECT_NE(pool.banks()[wb.bank].serial, serial);  // ... by another bank
+}
+
+TEST(HtpPool, PinnedMaskIsEveryLiveBankButWeights) {
+  Pool pool(small_banks());
+  auto w = pool.allocate_packed(Region::Weights, 1000, 64u << 10);
+  auto k = pool.allocate(Region::Cache, 1000);
+  auto c = pool.allocate(Region::Compute, 1000);
+  auto m = pool.allocate(Region::Messages, 1000);
+  const uint32_t expect = 1u << where(pool, *k).bank | 1u << where(pool, *c).bank | 1u << where(pool, *m).bank;
+  EXPECT_EQ(pool.pinned_mask(), expect);
+  EXPECT_EQ(pool.bytes_of(expect), 3u * (64u << 10));
+  EXPECT_EQ(pool.bytes_of(1u << where(pool, *w).bank), 64u << 10);
+  c.reset();
+  EXPECT_EQ(pool.pinned_mask(), 1u << where(pool, *k).bank | 1u << where(pool, *m).bank);
+}
+
+}  // namespace
+}  // namespace hexllm::htp_host

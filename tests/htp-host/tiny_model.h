@@ -1,0 +1,25 @@
+// The `tiny` synthetic preset as a GGUF file in the test temp folder, generated once.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "golden.h"
+#include "synth/synth.h"
+
+namespace hexllm::test {
+
+inline std::string tiny_model_path() {
+  const std::string path = temp_dir() + "/htp_host_tiny.gguf";
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    synth::GenOptions g;
+    g.preset = "tiny";
+    g.n_threads = 1;
+    synth::generate_model(g, path);  // atomic: parallel tests may race to write it
+  }
+  return path;
+}
+
+}  // namespace hexllm::test
