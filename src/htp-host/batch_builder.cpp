@@ -55,8 +55,9 @@ void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l) c
   h.trace_offset = l.trace_offset;
   h.message_size = l.message_size;
   std::memcpy(msg, &h, sizeof h);
-  std::memcpy(msg + l.tensors_offset, tensors_.data(), tensors_.size() * sizeof(htp_tensor));
-  std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
+  // An empty batch has empty vectors whose data() may be null: memcpy must not see it.
+  if (!tensors_.empty()) std::memcpy(msg + l.tensors_offset, tensors_.data(), tensors_.size() * sizeof(htp_tensor));
+  if (!ops_.empty()) std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
 }
 
 }  // namespace hexllm::htp_host
