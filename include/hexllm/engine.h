@@ -35,6 +35,8 @@ struct EngineOptions {
   double htp_timeout = 10.0;
   bool htp_restart = false;
   std::string htp_device;
+  // Print device time per op kind (and per-call overhead) to stderr when the engine closes.
+  bool htp_profile = false;
   // Called while the weights are prepared for the device (bytes done, bytes total).
   backend::Progress progress;
 };

@@ -45,6 +45,9 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
       ->envname("HEXLLM_HTP_RESTART");
   app.add_option("--htp-device", opts.htp_device, "HTP device process binary (default: hexllm-htp next to hexllm)")
       ->envname("HEXLLM_HTP_DEVICE");
+  app.add_flag("--htp-profile", opts.htp_profile,
+               "HTP: print device time per op kind and the per-call overhead when the model closes")
+      ->envname("HEXLLM_HTP_PROFILE");
 }
 
 std::unique_ptr<Engine> open_engine_with_progress(EngineOptions opts) {

@@ -34,6 +34,7 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     ho.timeout_s = opts.htp_timeout;
     ho.restart = opts.htp_restart;
     ho.device_path = opts.htp_device;
+    ho.profile = opts.htp_profile;
     e->backends.push_back(std::make_unique<htp_host::HtpBackend>(ho));
   } else if (opts.device != "ref") {
     fail("--device: unknown device '%s' (available: htp, ref)", opts.device.c_str());

@@ -1,6 +1,7 @@
 #include "htp-host/htp_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -112,7 +113,9 @@ HtpBackend::HtpBackend(const HtpOptions& opts) : opts_(opts), pool_(bank_sizes_f
   message_ = pool_.allocate(Region::Messages, bank_sizes_for(opts.window_bytes).messages / 2);
 }
 
-HtpBackend::~HtpBackend() = default;
+HtpBackend::~HtpBackend() {
+  if (opts_.profile && !profile_.empty()) profile_.print(stderr);
+}
 
 std::unique_ptr<backend::Buffer> HtpBackend::alloc_buffer(backend::MemoryKind kind, size_t bytes) {
   return pool_.allocate(region_of(kind), bytes);
@@ -320,6 +323,7 @@ void HtpBackend::run_batch() {
   const bool can_retry = opts_.restart && transport_->device_pid() != 0;
   if (can_retry) replay_.capture(pool_, message_->data(), layout.message_size);
   htp_status st = HTP_OK;
+  const auto start = std::chrono::steady_clock::now();
   for (int attempt = 0;; ++attempt) {
     try {
       st = transport_->call(message_->data(), layout.message_size);
@@ -340,6 +344,15 @@ void HtpBackend::run_batch() {
   last_op_ns_.resize(batch_.n_ops());
   std::memcpy(last_op_ns_.data(), msg + layout.response_offset + sizeof(htp_response),
               last_op_ns_.size() * sizeof(uint64_t));
+  if (opts_.profile) {
+    const auto wall = std::chrono::steady_clock::now() - start;
+    uint64_t ops_ns = 0;
+    for (size_t i = 0; i < last_op_ns_.size(); i++) {
+      profile_.add_op(batch_nodes_[i]->op, last_op_ns_[i]);
+      ops_ns += last_op_ns_[i];
+    }
+    profile_.add_call((uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count(), ops_ns);
+  }
   if (st != HTP_OK) {
     const std::string what = strprintf("HTP device (%s) failed with %s", transport_->session().c_str(), htp_status_name(st));
     if (rsp.failed_op < batch_nodes_.size()) fail_call(what, rsp.failed_op);

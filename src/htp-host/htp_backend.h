@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "htp-host/batch_builder.h"
+#include "htp-host/op_profile.h"
 #include "htp-host/pool.h"
 #include "htp-host/transport.h"
 #include "htp-host/transport_replay.h"
@@ -30,6 +31,7 @@ struct HtpOptions {
   std::string device_path;
   double timeout_s = 10.0;
   bool restart = false;
+  bool profile = false;  // sum device time per op kind; printed to stderr when the backend closes
 };
 
 // Parses "256K", "8M", "8388608"; errors name the flag.
@@ -84,6 +86,7 @@ class HtpBackend final : public backend::Backend {
   std::vector<const graph::Tensor*> batch_nodes_;
   std::vector<uint64_t> last_op_ns_;
   ReplayLog replay_;
+  OpProfile profile_;
   uint64_t calls_ = 0;
   uint64_t restarts_ = 0;
 };

@@ -82,6 +82,18 @@ TEST(Cli, GreedyRunIsDeterministicAcrossDevices) {
   EXPECT_EQ(a.out, b.out);
 }
 
+TEST(Cli, HtpProfileCountsEveryMatmulOfTheRun) {
+  // tiny: 4 layers x 7 matmuls + the lm head per graph; the prompt is one graph, then one graph
+  // per generated token after the first (-n 4: 3 more graphs).
+  const CliResult r = run("run -m '" + tiny_model() + "' -p 'Hello' -n 4 --temp 0 --htp-profile");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.err.find("HTP profile"), std::string::npos) << r.err;
+  const size_t at = r.err.find("\n  MUL_MAT ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(std::stoll(r.err.substr(at + 10)), 4 * (4 * 7 + 1)) << r.err;
+  EXPECT_NE(r.err.find("per call"), std::string::npos) << r.err;
+}
+
 TEST(Cli, EvalWritesEveryPositionsLogits) {
   const std::string logits = test::temp_dir() + "/cli-eval.f32";
   const CliResult r = run("eval -m '" + tiny_model() + "' --tokens 1,2,3,4,5 --logits '" + logits + "' --json");

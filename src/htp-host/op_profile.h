@@ -1,0 +1,41 @@
+// Device time per op kind, summed over a session (--htp-profile): where a token's time goes on
+// the device, and how much of each call is outside the ops (transport, dispatch, barriers).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+
+#include "graph/graph.h"
+
+namespace hexllm::htp_host {
+
+class OpProfile {
+ public:
+  void add_op(graph::Op op, uint64_t ns) {
+    Entry& e = ops_[op];
+    e.count++;
+    e.ns += ns;
+  }
+  // One call: its wall time on the host and the sum of its ops' device times.
+  void add_call(uint64_t wall_ns, uint64_t ops_ns) {
+    calls_++;
+    wall_ns_ += wall_ns;
+    ops_ns_ += ops_ns;
+  }
+  bool empty() const { return calls_ == 0; }
+  // A table by descending time, then the calls' wall time and what the ops left of it.
+  void print(std::FILE* out) const;
+
+ private:
+  struct Entry {
+    uint64_t count = 0;
+    uint64_t ns = 0;
+  };
+  std::map<graph::Op, Entry> ops_;
+  uint64_t calls_ = 0;
+  uint64_t wall_ns_ = 0;
+  uint64_t ops_ns_ = 0;
+};
+
+}  // namespace hexllm::htp_host
