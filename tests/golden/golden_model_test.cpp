@@ -69,7 +69,16 @@ TEST_P(GoldenModel, MatchesLlamaCpp) {
   const std::vector<int32_t> tokens = j["tokens"].get<std::vector<int32_t>>();
   EXPECT_EQ(e->model->tokenizer().encode(j["prompt"].get<std::string>(), true, true), tokens);
 
+  // On a device backend every node must run on the device: the reference backend behind it in
+  // the scheduler is a fallback, and using it would hide a missing kernel.
+  const auto expect_all_on_device = [&](const char* what) {
+    if (c.device == "ref") return;
+    const auto& counts = e->scheduler->last_counts();
+    ASSERT_EQ(counts.size(), 2u);
+    EXPECT_EQ(counts[1], 0u) << what << ": " << counts[1] << " nodes fell back to the reference backend";
+  };
   e->context->decode(tokens, true);
+  expect_all_on_device("prompt");
   const size_t n_vocab = j["n_vocab"];
   const std::span<const float> logits = e->context->logits();
   ASSERT_EQ(logits.size(), tokens.size() * n_vocab);
@@ -104,6 +113,7 @@ TEST_P(GoldenModel, MatchesLlamaCpp) {
     const int32_t token = steps[s]["token"];
     ASSERT_EQ(e->context->n_past(), steps[s]["pos"].get<int64_t>());
     e->context->decode(std::span<const int32_t>(&token, 1), false);
+    if (s == 0) expect_all_on_device("first generated token");
     const auto& next = steps[s + 1];
     if (next["margin"].get<double>() >= lim.margin) {
       ++g_checked;
