@@ -18,7 +18,9 @@ step "release tests"
 [[ $quick == 1 ]] && exit 0
 
 step "sanitizer build (ASan + UBSan)"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEXLLM_SANITIZE=ON -DHEXLLM_WERROR=ON >/dev/null
+# -O1 -g1 (line tables): sanitizer reports keep file:line, and the build takes half the time of -O2 -g.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+  -DHEXLLM_SANITIZE=ON -DHEXLLM_WERROR=ON >/dev/null
 cmake --build build-asan -j "$jobs"
 step "sanitizer tests"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
