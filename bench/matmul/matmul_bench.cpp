@@ -193,7 +193,11 @@ int main(int argc, char** argv) {
     std::printf("threads %d: read bandwidth %.1f GB/s [best %.1f] (%.1f GB/s from CPU time)\n", t, bw[t].median,
                 bw[t].best, bw[t].cpu);
   }
-  const Case cases[] = {{"Q4_0 [2048 x 8192]", Type::Q4_0, 2048, 8192},
+  // The matmuls of one Llama-3.2-1B layer (K/V, Q/O, gate/up, down) and its Q6_K lm head.
+  const Case cases[] = {{"Q4_0 [2048 x 512]", Type::Q4_0, 2048, 512},
+                        {"Q4_0 [2048 x 2048]", Type::Q4_0, 2048, 2048},
+                        {"Q4_0 [2048 x 8192]", Type::Q4_0, 2048, 8192},
+                        {"Q4_0 [8192 x 2048]", Type::Q4_0, 8192, 2048},
                         {"Q6_K [2048 x 128256]", Type::Q6_K, 2048, 128256}};
   const char* modes[] = {"async", "inline", "zero-copy"};
   for (int64_t n : {1, 512})
