@@ -234,24 +234,9 @@ uint32_t ProcessTransport::send_bank_updates() {
   }
   if (msg.n == 0) return 0;
 
-  iovec iov{&msg, offsetof(wire::Banks, entries) + msg.n * sizeof(wire::BankEntry)};
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * HTP_MAX_BANKS)];
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  if (n_fds > 0) {
-    mh.msg_control = cbuf;
-    mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-    cmsghdr* c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-    std::memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-  }
-  ssize_t sent;
-  do sent = ::sendmsg(sock_, &mh, MSG_NOSIGNAL);
-  while (sent < 0 && errno == EINTR);
-  if (sent != static_cast<ssize_t>(iov.iov_len)) {
+  const size_t len = offsetof(wire::Banks, entries) + msg.n * sizeof(wire::BankEntry);
+  const ssize_t sent = wire::send_with_fds(sock_, &msg, len, fds, n_fds);
+  if (sent != static_cast<ssize_t>(len)) {
     // The socket breaks when the device exits: give the exit a moment to become visible.
     const int err = errno;
     for (int i = 0; i < 50 && !reap(false); ++i) {

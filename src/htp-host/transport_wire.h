@@ -8,6 +8,9 @@
 #pragma once
 
 #include <linux/futex.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,5 +111,32 @@ inline void futex_wait(uint32_t* addr, uint32_t expected, uint64_t timeout_ns) {
   syscall(SYS_futex, addr, FUTEX_WAIT, expected, timeout_ns != 0 ? &ts : nullptr, nullptr, 0);
 }
 inline void futex_wake(uint32_t* addr) { syscall(SYS_futex, addr, FUTEX_WAKE, 1, nullptr, nullptr, 0); }
+
+// Sends `len` bytes with `n_fds` descriptors attached (SCM_RIGHTS: how banks reach the device),
+// retrying on EINTR; returns what sendmsg returned.
+inline ssize_t send_with_fds(int sock, const void* buf, size_t len, const int* fds, uint32_t n_fds) {
+  iovec iov{const_cast<void*>(buf), len};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * HTP_MAX_BANKS)];
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (n_fds > 0) {
+    if (n_fds > HTP_MAX_BANKS) {
+      errno = EINVAL;
+      return -1;
+    }
+    mh.msg_control = cbuf;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+    cmsghdr* c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+  }
+  ssize_t sent;
+  do sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  return sent;
+}
 
 }  // namespace hexllm::htp_host::wire

@@ -75,21 +75,7 @@ class RawDevice {
     uint32_t n_fds = 0;
     for (uint32_t i = 0; with_fds && i < msg.n; ++i)
       if (msg.entries[i].op == wire::kBankOpen) fds[n_fds++] = pool_.banks()[msg.entries[i].bank].fd;
-    iovec iov{const_cast<wire::Banks*>(&msg), sizeof msg};
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * HTP_MAX_BANKS)];
-    msghdr mh{};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    if (n_fds > 0) {
-      mh.msg_control = cbuf;
-      mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-      cmsghdr* c = CMSG_FIRSTHDR(&mh);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-      std::memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-    }
-    ASSERT_EQ(::sendmsg(sock_, &mh, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof msg));
+    ASSERT_EQ(wire::send_with_fds(sock_, &msg, sizeof msg, fds, n_fds), static_cast<ssize_t>(sizeof msg));
   }
   wire::Banks all_banks() const {
     wire::Banks msg{};
