@@ -304,8 +304,13 @@ void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
 void HtpBackend::fail_call(const std::string& what, uint32_t op_index) const {
   if (op_index < batch_nodes_.size()) {
     const graph::Tensor* n = batch_nodes_[op_index];
+    // Unnamed nodes (most matmuls) are named by their sources, e.g. 'blk.3.ffn_up.weight x ffn_norm-3'.
+    std::string label = n->name;
+    if (label.empty())
+      for (int i = 0; i < 2 && n->src[i] != nullptr; ++i)
+        if (n->src[i]->name[0] != '\0') label += (label.empty() ? "" : " x ") + std::string(n->src[i]->name);
     fail("%s, while running op %u of %u: %s of node '%s'", what.c_str(), op_index, batch_.n_ops(),
-         graph::op_name(n->op), n->name);
+         graph::op_name(n->op), label.c_str());
   }
   fail("%s, before the batch of %u ops (first: %s of node '%s') started", what.c_str(), batch_.n_ops(),
        graph::op_name(batch_nodes_.front()->op), batch_nodes_.front()->name);
