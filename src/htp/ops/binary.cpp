@@ -264,12 +264,7 @@ htp_status op_add_id(htp_op_ctx* ctx) {
   job.n_rows = (uint32_t)n_rows;
   st = htp_add_id_params_check(job.p, td, t0, t1, ti, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
-  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
-
-  work_queue_run(ctx->wq, add_id_worker, &job, job.p.n_threads);
-  for (uint32_t i = 0; i < job.p.n_threads; ++i)
-    if (job.status[i] != HTP_OK) return job.status[i];
-  return HTP_OK;
+  return run_workers(ctx, add_id_worker, &job, job.status, job.p.n_threads);
 }
 
 }  // namespace
@@ -295,12 +290,7 @@ htp_status op_binary(htp_op_ctx* ctx) {
   job.n_rows = (uint32_t)n_rows;
   st = htp_binary_params_check(job.p, td, t1, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
-  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
-
-  work_queue_run(ctx->wq, binary_worker, &job, job.p.n_threads);
-  for (uint32_t i = 0; i < job.p.n_threads; ++i)
-    if (job.status[i] != HTP_OK) return job.status[i];
-  return HTP_OK;
+  return run_workers(ctx, binary_worker, &job, job.status, job.p.n_threads);
 }
 
 }  // namespace hexllm::htp

@@ -398,12 +398,7 @@ htp_status op_copy(htp_op_ctx* ctx) {
     htp_memcpy(&v, &params[0], 4);
     store_float(td.type, job.pattern, v);
   }
-  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
-
-  work_queue_run(ctx->wq, job.p.kind == HTP_COPY_FLAT ? flat_worker : rows_worker, &job, job.p.n_threads);
-  for (uint32_t i = 0; i < job.p.n_threads; ++i)
-    if (job.status[i] != HTP_OK) return job.status[i];
-  return HTP_OK;
+  return run_workers(ctx, job.p.kind == HTP_COPY_FLAT ? flat_worker : rows_worker, &job, job.status, job.p.n_threads);
 }
 
 }  // namespace hexllm::htp

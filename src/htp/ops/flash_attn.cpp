@@ -579,11 +579,8 @@ htp_status op_flash_attn(htp_op_ctx* ctx) {
   job.gqa = job.s.n_head / job.s.n_head_kv;
   job.n_blocks = htp_fa_ceil_div(job.s.n_kv, job.t.block_kv);
   job.split = (job.p.flags & HTP_FA_SPLIT_KV) != 0;
-  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
-
-  work_queue_run(ctx->wq, fa_worker, &job, job.p.n_threads);
-  for (uint32_t i = 0; i < job.p.n_threads; ++i)
-    if (job.status[i] != HTP_OK) return job.status[i];
+  st = run_workers(ctx, fa_worker, &job, job.status, job.p.n_threads);
+  if (st != HTP_OK) return st;
   if (job.split) {
     work_queue_run(ctx->wq, fa_combine, &job, 1);
     if (job.status[0] != HTP_OK) return job.status[0];

@@ -208,12 +208,7 @@ htp_status op_reduce(htp_op_ctx* ctx) {
   job.descending = opcode == HTP_OP_TOP_K || params[0] == 1;
   st = htp_reduce_params_check(job.p, opcode, params, td, ts, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
-  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
-
-  work_queue_run(ctx->wq, reduce_worker, &job, job.p.n_threads);
-  for (uint32_t i = 0; i < job.p.n_threads; ++i)
-    if (job.status[i] != HTP_OK) return job.status[i];
-  return HTP_OK;
+  return run_workers(ctx, reduce_worker, &job, job.status, job.p.n_threads);
 }
 
 }  // namespace hexllm::htp

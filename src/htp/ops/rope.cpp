@@ -244,12 +244,7 @@ htp_status op_rope(htp_op_ctx* ctx) {
   job.n_rows = (uint32_t)n_rows;
   st = htp_rope_params_check(job.p, td, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
-  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
-
-  work_queue_run(ctx->wq, rope_worker, &job, job.p.n_threads);
-  for (uint32_t i = 0; i < job.p.n_threads; ++i)
-    if (job.status[i] != HTP_OK) return job.status[i];
-  return HTP_OK;
+  return run_workers(ctx, rope_worker, &job, job.status, job.p.n_threads);
 }
 
 }  // namespace hexllm::htp

@@ -549,12 +549,7 @@ htp_status op_rows(htp_op_ctx* ctx) {
   job.limit = opcode == HTP_OP_GET_ROWS ? t0.ne[1] : td.ne[1];
   st = htp_rows_params_check(job.p, opcode, td, t0, ti, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
-  for (uint32_t i = 0; i < HTP_MAX_THREADS; ++i) job.status[i] = HTP_OK;
-
-  work_queue_run(ctx->wq, opcode == HTP_OP_GET_ROWS ? get_rows_worker : set_rows_worker, &job, job.p.n_threads);
-  for (uint32_t i = 0; i < job.p.n_threads; ++i)
-    if (job.status[i] != HTP_OK) return job.status[i];
-  return HTP_OK;
+  return run_workers(ctx, opcode == HTP_OP_GET_ROWS ? get_rows_worker : set_rows_worker, &job, job.status, job.p.n_threads);
 }
 
 }  // namespace hexllm::htp
