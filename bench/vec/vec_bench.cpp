@@ -273,6 +273,25 @@ Rate bench_gemv(Pool& pool, const vec_kernels& kern, uint32_t tt, uint32_t k, ui
   return {median(v), median(vw)};
 }
 
+// GEMV on one thread over a matrix that stays in L2 (~160 KiB): the kernel's compute ceiling,
+// GB/s of tiled weight bytes. Under the read bandwidth means the kernel, not DRAM, limits decode.
+double bench_gemv_hot(const vec_kernels& kern, uint32_t tt, uint32_t k, int reps) {
+  const size_t rb = htp_tile_row_bytes(tt, k);
+  const uint32_t n = std::max<uint32_t>(1, (uint32_t)((160u << 10) / rb)) * kHtpTileRows;
+  const auto w = make_tiles(tt, n, k);
+  const auto act = make_act(kern, tt, k, 1);
+  std::vector<float> y(n);
+  const int calls = std::max(1, (int)((size_t(256) << 20) / w.size()));
+  std::vector<double> v;
+  for (int r = 0; r < reps + 1; r++) {
+    const double t0 = thread_cpu();
+    for (int c = 0; c < calls; c++) kern.for_tile(tt).gemv(w.data(), act.data(), y.data(), k, n);
+    const double sec = thread_cpu() - t0;
+    if (r > 0) v.push_back((double)w.size() * calls / sec / 1e9);  // first run: warm-up
+  }
+  return median(v);
+}
+
 // GEMM GFLOP/s with m activation rows. Each thread walks its rows in chunks of `chunk` rows
 // (weights of a chunk stay in L2) against all activation rows.
 Rate bench_gemm(Pool& pool, const vec_kernels& kern, uint32_t tt, uint32_t k, uint32_t n, uint32_t m,
@@ -344,6 +363,12 @@ int main(int argc, char** argv) {
       std::printf("GEMV %-22s threads %d: %5.1f GB/s = %3.0f%% of read bandwidth [%5.1f GB/s]\n", g.what, t,
                   r.cpu, 100 * r.cpu / bw[t].cpu, r.wall);
     }
+  for (const G& g : gemvs) {
+    if (!want(std::string("GEMV hot ") + g.what)) continue;
+    const double hot = bench_gemv_hot(kern, g.tt, g.k, reps);
+    std::printf("GEMV hot %-18s threads 1: %5.1f GB/s from L2 = %3.0f%% of 1-thread read bandwidth\n", g.what,
+                hot, 100 * hot / bw[1].cpu);
+  }
   const uint32_t m = 512;
   const G gemms[] = {{"Q4_0 [2048 x 8192]", HTP_TILE_Q4_0_X8, 2048, 8192},
                      {"Q8_0 [2048 x 8192]", HTP_TILE_Q8_0_X8, 2048, 8192},
