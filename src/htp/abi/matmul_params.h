@@ -9,7 +9,8 @@
 //   MUL_MAT_ID) are processed in CHUNKS of act_rows. Per chunk:
 //     run 1: quant_threads workers quantize the chunk's rows, in pieces of quant_blocks K blocks,
 //            DDR -> DMA -> VTCM staging -> quantizer -> the shared ACT AREA;
-//     run 2: n_threads workers each own a balanced range of row tiles and stream WEIGHT UNITS
+//     run 2: n_threads workers each own a balanced range of row tiles (or, for one segment of
+//            whole-K units, claim tile groups from a shared counter) and stream WEIGHT UNITS
 //            (group_tiles row tiles x k_blocks K blocks) through a ring of n_prefetch slots; per
 //            unit one GEMV (1 act row) or GEMM (several) against the act rows of a SEGMENT (rows
 //            that share one weight slice and a uniform dst stride); outputs go through 2 out slots
@@ -41,6 +42,8 @@ inline constexpr uint32_t HTP_MM_QUANT_SLOTS = 2;   // quant staging: double-buf
 // unit once per 3-4 act rows, so it must stay in the L2 (host) / fit VTCM comfortably (NPU).
 inline constexpr uint32_t HTP_MM_GEMV_UNIT_BYTES = 128u << 10;
 inline constexpr uint32_t HTP_MM_GEMM_UNIT_BYTES = 96u << 10;
+inline constexpr uint32_t HTP_MM_GEMV_UNITS_PER_THREAD = 4;     // dynamic split granularity
+inline constexpr uint32_t HTP_MM_GEMV_MIN_UNIT_BYTES = 16u << 10;
 inline constexpr uint32_t HTP_MM_GEMM_MIN_ROWS = 4;  // act rows from which units are sized for GEMM
 inline constexpr uint32_t HTP_MM_QUANT_PIECE_BYTES = 16u << 10;  // F32 bytes per quant piece at most
 // Below this many activation elements per chunk one worker quantizes (a second run costs more).
@@ -264,7 +267,16 @@ constexpr htp_status htp_mm_params_build(uint32_t opcode, const htp_tensor& dst,
   const uint64_t unit_target = s.rows >= HTP_MM_GEMM_MIN_ROWS ? HTP_MM_GEMM_UNIT_BYTES : HTP_MM_GEMV_UNIT_BYTES;
   uint64_t g_max = unit_target / row_bytes;
   const uint64_t tiles_per_thread = htp_mm_div_up(s.n_tiles, threads);
-  if (g_max > tiles_per_thread) g_max = tiles_per_thread;
+  uint64_t g_cap = tiles_per_thread;
+  if (s.rows < HTP_MM_GEMM_MIN_ROWS && threads > 1) {
+    // Workers claim units (matmul.cpp): a few units each let the split follow the bandwidth
+    // each worker gets, as long as units stay large enough to amortize their overhead.
+    const uint64_t quarter = htp_mm_div_up(tiles_per_thread, HTP_MM_GEMV_UNITS_PER_THREAD);
+    const uint64_t floor_tiles = htp_mm_div_up(HTP_MM_GEMV_MIN_UNIT_BYTES, row_bytes);
+    g_cap = quarter > floor_tiles ? quarter : floor_tiles;
+    if (g_cap > tiles_per_thread) g_cap = tiles_per_thread;
+  }
+  if (g_max > g_cap) g_max = g_cap;
   if (g_max == 0) g_max = 1;
 
   for (int pass = 0; pass < 2; ++pass) {
