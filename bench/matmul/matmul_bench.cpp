@@ -157,7 +157,7 @@ Result run_case(const Case& c, int64_t n, uint32_t threads, uint32_t dma, int re
     y->data = outs.back()->data();
     nodes.push_back(y);
   }
-  htp.load_weights(weights, nullptr);
+  htp.load_weights(weights, nullptr, nullptr);
   if (!htp.supports(*nodes[0])) {
     std::printf("%s: the device refused the op\n", c.what);
     std::exit(1);

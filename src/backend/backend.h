@@ -23,6 +23,7 @@ class Buffer {
 
 // Called with (done, total) while weights are prepared.
 using Progress = std::function<void(size_t done, size_t total)>;
+using WeightCopied = std::function<void(const graph::Tensor& weight)>;
 
 class Backend {
  public:
@@ -39,10 +40,14 @@ class Backend {
   // aligned heap memory; a device backend returns memory from its shared pool.
   virtual std::unique_ptr<Buffer> alloc_buffer(MemoryKind kind, size_t bytes);
   // Gives the backend the model's weights once, after loading (a device backend copies or
-  // repacks them into its pool). The tensors keep pointing at the original (mmapped) data.
-  virtual void load_weights(std::span<graph::Tensor* const> weights, const Progress& progress) {
+  // repacks them into its pool). The tensors keep pointing at the original (mmapped) data,
+  // which only a node another backend runs reads again; `copied` (may be empty) hears of each
+  // weight the backend now holds a copy of, so the caller can let the original's pages go.
+  virtual void load_weights(std::span<graph::Tensor* const> weights, const Progress& progress,
+                            const WeightCopied& copied) {
     (void)weights;
     (void)progress;
+    (void)copied;
   }
 };
 

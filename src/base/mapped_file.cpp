@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -53,6 +54,16 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
   }
   return *this;
+}
+
+void MappedFile::drop_resident_pages(const void* data, size_t bytes) const {
+  const auto begin = reinterpret_cast<uintptr_t>(data), base = reinterpret_cast<uintptr_t>(data_);
+  if (data_ == nullptr || begin < base || begin >= base + size_) return;
+  const uintptr_t end = std::min(base + size_, begin + bytes);
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = begin / page * page, hi = (end + page - 1) / page * page;
+  // Advisory: a failure only leaves the pages resident.
+  ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 }
 
 void MappedFile::release() {

@@ -2,6 +2,7 @@
 #include <cstring>
 #include <limits>
 
+#include "base/mapped_file.h"
 #include "gguf/detail.h"
 #include "gguf/gguf.h"
 
@@ -54,6 +55,10 @@ const KeyValue* File::find(std::string_view key) const {
   for (const KeyValue& kv : kv_)
     if (kv.key == key) return &kv;
   return nullptr;
+}
+
+void File::drop_resident_pages(const void* data, size_t bytes) const {
+  if (map_) map_->drop_resident_pages(data, bytes);
 }
 
 const TensorInfo* File::find_tensor(std::string_view name) const {

@@ -108,6 +108,9 @@ class File {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(std::string_view name) const;
   const uint8_t* tensor_data(const TensorInfo& t) const { return bytes_.data() + data_offset_ + t.offset; }
+  // For bytes of a file read from disk: their pages leave the resident set
+  // (MappedFile::drop_resident_pages); everything stays readable. Otherwise nothing happens.
+  void drop_resident_pages(const void* data, size_t bytes) const;
 
  private:
   std::shared_ptr<MappedFile> map_;  // null when parsed from memory

@@ -121,7 +121,8 @@ std::unique_ptr<backend::Buffer> HtpBackend::alloc_buffer(backend::MemoryKind ki
   return pool_.allocate(region_of(kind), bytes);
 }
 
-void HtpBackend::load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress) {
+void HtpBackend::load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress,
+                               const backend::WeightCopied& copied) {
   struct Plan {
     graph::Tensor* t;
     htp_tensor d;
@@ -187,6 +188,7 @@ void HtpBackend::load_weights(std::span<graph::Tensor* const> weights, const bac
     weights_[t] = {p.d};
     weight_buffers_.push_back(std::move(buffer));
     done += t->n_bytes();
+    if (copied) copied(*t);
     if (progress) progress(done, total);
   }
 }

@@ -50,7 +50,8 @@ class HtpBackend final : public backend::Backend {
   bool supports(const graph::Tensor& node) const override;
   void compute(std::span<graph::Tensor* const> nodes) override;
   std::unique_ptr<backend::Buffer> alloc_buffer(backend::MemoryKind kind, size_t bytes) override;
-  void load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress) override;
+  void load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress,
+                    const backend::WeightCopied& copied) override;
 
   const htp_hwinfo& hwinfo() const { return transport_->hwinfo(); }
   const Pool& pool() const { return pool_; }

@@ -300,7 +300,7 @@ struct DirectRun {
   std::vector<Tensor*> prepare(Tensor* out) {
     graph::Graph gf;
     gf.expand(out);
-    htp.load_weights(weights, nullptr);
+    htp.load_weights(weights, nullptr, nullptr);
     std::vector<Tensor*> nodes(gf.nodes().begin(), gf.nodes().end());
     for (Tensor* n : nodes) {
       if (n->data != nullptr) continue;

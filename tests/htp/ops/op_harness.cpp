@@ -161,7 +161,7 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
       inputs.emplace_back(l.t, buffers.size() - 1);
     }
   }
-  htp.load_weights(weights, nullptr);
+  htp.load_weights(weights, nullptr, nullptr);
   for (graph::Tensor* n : gf.nodes()) {
     if (n->view_src != nullptr) {
       n->data = static_cast<uint8_t*>(graph::storage_root(n)->data) + n->view_offs;

@@ -207,7 +207,7 @@ class HtpRowsRawBlocks : public ::testing::Test {
       a->flags |= graph::kFlagWeight;
       a->data = bytes.data();
       std::vector<Tensor*> weights = {a};
-      htp.load_weights(weights, nullptr);
+      htp.load_weights(weights, nullptr, nullptr);
     } else {
       bind(a);
       std::memcpy(a->data, bytes.data(), bytes.size());
