@@ -225,40 +225,57 @@ bool HtpBackend::describe(const graph::Tensor& t, htp_tensor* out) const {
   return true;
 }
 
-htp_status HtpBackend::build_op(const graph::Tensor& node, BatchBuilder* batch) const {
+htp_status HtpBackend::prepare_op(const graph::Tensor& node, PreparedOp* out) const {
   const OpRoute route = route_op(node.op);
   if (route.build == nullptr) return HTP_ERR_NO_SUPPORT;
-  htp_tensor src[HTP_MAX_SRC]{};
+  out->src_mask = 0;
   const htp_tensor* src_ptr[HTP_MAX_SRC] = {};
   for (int k = 0; k < graph::kMaxSrc; ++k) {
     if (node.src[k] == nullptr) continue;
-    if (!describe(*node.src[k], &src[k])) return HTP_ERR_NO_SUPPORT;
-    src_ptr[k] = &src[k];
+    if (!describe(*node.src[k], &out->src[k])) return HTP_ERR_NO_SUPPORT;
+    src_ptr[k] = &out->src[k];
+    out->src_mask |= 1u << k;
   }
-  htp_tensor dst{};
-  if (!describe(node, &dst) || (dst.flags & HTP_TENSOR_WEIGHT) != 0) return HTP_ERR_NO_SUPPORT;
+  if (!describe(node, &out->dst) || (out->dst.flags & HTP_TENSOR_WEIGHT) != 0) return HTP_ERR_NO_SUPPORT;
 
-  htp_op_desc& op = batch->add_op();
+  OpKey key{};
+  key.op = static_cast<int32_t>(node.op);
+  key.src_mask = out->src_mask;
+  std::memcpy(key.params, node.params, sizeof key.params);
+  for (int k = 0; k < graph::kMaxSrc; ++k)
+    if (src_ptr[k] != nullptr) key.src[k] = out->src[k];
+  key.dst = out->dst;
+  if (const OpCache::Entry* hit = ops_.find(key)) {
+    out->op = hit->op;
+    return hit->status;
+  }
+
+  htp_op_desc& op = out->op;
+  std::memset(&op, 0, sizeof op);
+  for (uint16_t& s : op.src) s = HTP_NO_TENSOR;
+  op.dst = HTP_NO_TENSOR;
   op.opcode = route.opcode;
   static_assert(sizeof(op.params) == sizeof(node.params), "op params are passed verbatim");
   std::memcpy(op.params, node.params, sizeof op.params);
-  const OpBuild b{node, {src_ptr[0], src_ptr[1], src_ptr[2], src_ptr[3], src_ptr[4], src_ptr[5]}, &dst,
+  const OpBuild b{node, {src_ptr[0], src_ptr[1], src_ptr[2], src_ptr[3], src_ptr[4], src_ptr[5]}, &out->dst,
                   hwinfo().n_threads, hwinfo().vtcm_size};
   const htp_status st = route.build(b, &op);
-  if (st != HTP_OK) {
-    batch->pop_op();
-    return st;
-  }
+  ops_.insert(key, {st, op});
+  return st;
+}
+
+void HtpBackend::add_op(const PreparedOp& p, BatchBuilder* batch) {
+  htp_op_desc& op = batch->add_op();
+  op = p.op;
   for (int k = 0; k < graph::kMaxSrc; ++k)
-    if (src_ptr[k] != nullptr) op.src[k] = batch->add_tensor(src[k]);
-  op.dst = batch->add_tensor(dst);
-  return HTP_OK;
+    if ((p.src_mask >> k) & 1u) op.src[k] = batch->add_tensor(p.src[k]);
+  op.dst = batch->add_tensor(p.dst);
 }
 
 bool HtpBackend::supports(const graph::Tensor& node) const {
   if (graph::op_is_layout(node.op)) return true;
-  BatchBuilder probe;
-  return build_op(node, &probe) == HTP_OK;
+  PreparedOp p;
+  return prepare_op(node, &p) == HTP_OK;
 }
 
 uint32_t HtpBackend::weight_banks(const graph::Tensor& node) const {
@@ -279,6 +296,7 @@ void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
   const uint64_t budget = window > pinned ? window - pinned : 0;
   batch_.clear();
   batch_nodes_.clear();
+  PreparedOp p;
   uint32_t banks = 0;
   for (const graph::Tensor* node : nodes) {
     if (graph::op_is_layout(node->op)) continue;
@@ -293,10 +311,11 @@ void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
       run_batch();
       banks = 0;
     }
-    const htp_status st = build_op(*node, &batch_);
+    const htp_status st = prepare_op(*node, &p);
     if (st != HTP_OK)
       fail("HTP: cannot run %s of node '%s' on the device: %s", graph::op_name(node->op), node->name,
            htp_status_name(st));
+    add_op(p, &batch_);
     batch_nodes_.push_back(node);
     banks |= need;
   }

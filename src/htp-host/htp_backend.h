@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "htp-host/batch_builder.h"
+#include "htp-host/op_cache.h"
 #include "htp-host/op_profile.h"
 #include "htp-host/pool.h"
 #include "htp-host/transport.h"
@@ -61,12 +62,25 @@ class HtpBackend final : public backend::Backend {
   // Device time per op of the last call (ns), in the order of the nodes it ran.
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
   uint64_t calls() const { return calls_; }
+  // Distinct ops whose descriptors were built (OpCache): a repeated graph adds none.
+  size_t cached_ops() const { return ops_.size(); }
 
  private:
   // The device's view of `t`: its pool bank and offset, or its repacked weight copy.
   bool describe(const graph::Tensor& t, htp_tensor* out) const;
-  // Fills the op descriptor of `node`; false (with the status) when the device cannot run it.
-  htp_status build_op(const graph::Tensor& node, BatchBuilder* batch) const;
+  // An op ready for a batch: its descriptor (kernel params included, tensor indices not yet)
+  // and the device views of its tensors.
+  struct PreparedOp {
+    htp_op_desc op;
+    htp_tensor src[HTP_MAX_SRC];
+    uint32_t src_mask;  // bit k: src[k] is present
+    htp_tensor dst;
+  };
+  // Prepares the op of `node` (kernel params from ops_, built on a miss); the status says why
+  // when the device cannot run it.
+  htp_status prepare_op(const graph::Tensor& node, PreparedOp* out) const;
+  // Appends a prepared op and its tensors (deduplicated) to `batch`.
+  static void add_op(const PreparedOp& p, BatchBuilder* batch);
   // Weight banks the node reads (bit i = pool bank i).
   uint32_t weight_banks(const graph::Tensor& node) const;
   // Sends batch_ (one call, retried on a restarted device with --htp-restart) and clears it.
@@ -85,6 +99,7 @@ class HtpBackend final : public backend::Backend {
   std::unique_ptr<backend::Buffer> message_;
   BatchBuilder batch_;
   std::vector<const graph::Tensor*> batch_nodes_;
+  mutable OpCache ops_;  // a cache: supports() is const but may fill it
   std::vector<uint64_t> last_op_ns_;
   ReplayLog replay_;
   OpProfile profile_;
