@@ -461,13 +461,6 @@ htp_status route_ids(mm_job* j) {
   return HTP_OK;
 }
 
-htp_status run_all(work_queue* wq, work_fn fn, mm_job* j, uint32_t n) {
-  work_queue_run(wq, fn, j, n);
-  for (uint32_t i = 0; i < n; ++i)
-    if (j->status[i] != HTP_OK) return j->status[i];
-  return HTP_OK;
-}
-
 }  // namespace
 
 htp_status op_matmul(htp_op_ctx* ctx) {
@@ -513,8 +506,8 @@ htp_status op_matmul(htp_op_ctx* ctx) {
     job.dynamic = !is_id && job.n_kc == 1 && job.p.cfg.n_threads > 1 &&
                   c0 / job.s.seg_rows == (job.chunk_end - 1) / job.s.seg_rows;
     job.next_tile = 0;
-    st = run_all(ctx->wq, quant_worker, &job, job.p.cfg.quant_threads);
-    if (st == HTP_OK) st = run_all(ctx->wq, mm_worker, &job, job.p.cfg.n_threads);
+    st = run_workers(ctx, quant_worker, &job, job.status, job.p.cfg.quant_threads);
+    if (st == HTP_OK) st = run_workers(ctx, mm_worker, &job, job.status, job.p.cfg.n_threads);
     if (st != HTP_OK) return st;
   }
   return HTP_OK;

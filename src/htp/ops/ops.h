@@ -34,8 +34,6 @@ struct htp_op_ctx {
   uint32_t pad;
 };
 
-// Family entry points. Each checks the types it supports, reads its kernel params, validates
-// them and hands rows to the workers. Opcodes per family: see dispatch.cpp.
 // Runs `fn(n, w, job)` on n workers of the session's queue and returns the first failure among
 // the workers' statuses (each worker reports into status[w]; all are reset to HTP_OK first).
 inline htp_status run_workers(const htp_op_ctx* ctx, work_fn fn, void* job, htp_status* status, uint32_t n) {
@@ -46,6 +44,8 @@ inline htp_status run_workers(const htp_op_ctx* ctx, work_fn fn, void* job, htp_
   return HTP_OK;
 }
 
+// Family entry points. Each checks the types it supports, reads its kernel params, validates
+// them and hands rows to the workers. Opcodes per family: see dispatch.cpp.
 htp_status op_matmul(htp_op_ctx* ctx);      // MUL_MAT, MUL_MAT_ID, MUL_MAT_ADD, MUL_MAT_QKV, MUL_MAT_FFN
 htp_status op_binary(htp_op_ctx* ctx);      // ADD, SUB, MUL, DIV, ADD_ID
 htp_status op_unary(htp_op_ctx* ctx);       // SCALE, CLAMP, SQR, SQRT, SILU, GELU, GELU_QUICK, SIGMOID, EXP,
