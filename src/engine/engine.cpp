@@ -46,8 +46,8 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
   // Once the device holds a weight, its file pages need not count in our memory a second time
   // (peak RSS of the 1B Q4_0 on htp: 1.52 GB before).
   const gguf::File& file = e->model->file();
-  e->scheduler->primary().load_weights(e->model->weights().all, opts.progress,
-                                       [&file](const graph::Tensor& w) { file.drop_resident_pages(w.data, w.n_bytes()); });
+  auto copied = [&file](const graph::Tensor& w) { file.drop_resident_pages(w.data, w.n_bytes()); };
+  e->scheduler->primary().load_weights(e->model->weights().all, opts.progress, copied);
 
   model::ContextParams cp;
   cp.n_ctx = opts.n_ctx;

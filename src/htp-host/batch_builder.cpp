@@ -3,15 +3,12 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/hash.h"
 
 namespace hexllm::htp_host {
 
 size_t BatchBuilder::KeyHash::operator()(const Key& k) const {
-  // FNV-1a over the descriptor bytes.
-  const auto* p = reinterpret_cast<const uint8_t*>(&k.t);
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < sizeof k.t; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return static_cast<size_t>(h);
+  return static_cast<size_t>(hash_bytes(&k.t, sizeof k.t));
 }
 
 void BatchBuilder::clear() {
