@@ -20,17 +20,9 @@ struct OpBuild {
 // caller. Returns HTP_OK or why the device cannot take the node.
 using OpBuilder = htp_status (*)(const OpBuild& b, htp_op_desc* op);
 
-htp_status build_matmul(const OpBuild& b, htp_op_desc* op);
-htp_status build_binary(const OpBuild& b, htp_op_desc* op);
-htp_status build_unary(const OpBuild& b, htp_op_desc* op);
-htp_status build_norm(const OpBuild& b, htp_op_desc* op);
-htp_status build_act(const OpBuild& b, htp_op_desc* op);
-htp_status build_softmax(const OpBuild& b, htp_op_desc* op);
-htp_status build_rope(const OpBuild& b, htp_op_desc* op);
-htp_status build_flash_attn(const OpBuild& b, htp_op_desc* op);
-htp_status build_rows(const OpBuild& b, htp_op_desc* op);
-htp_status build_copy(const OpBuild& b, htp_op_desc* op);
-htp_status build_reduce(const OpBuild& b, htp_op_desc* op);
+#define HEXLLM_OP_BUILDER(family) htp_status build_##family(const OpBuild& b, htp_op_desc* op);
+HTP_OP_FAMILIES(HEXLLM_OP_BUILDER)
+#undef HEXLLM_OP_BUILDER
 
 struct OpRoute {
   uint32_t opcode;  // HTP_OP_COUNT: the device has no such op

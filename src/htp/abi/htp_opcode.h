@@ -1,104 +1,96 @@
-// Device opcodes: one per device op. Values are wire ABI: append only, never renumber
-// (bump HTP_ABI_VERSION if that ever has to change).
+// The device ops: one table from which the opcode enum, the names, the device dispatch
+// (htp/dispatch.cpp), the family entry points (htp/ops/ops.h), the host's routing of graph ops
+// and its param builders (htp-host/op_builders.h) are all generated. Adding an op is one row
+// here plus its kernel and its param builder.
+//
+// Opcode values are wire ABI: append only, never renumber (bump HTP_ABI_VERSION if that ever
+// has to change).
 #pragma once
 
 #include <stdint.h>
 
+// X(family): one kernel file src/htp/ops/<family>.cpp defines op_<family>, and one host file
+// src/htp-host/kparams/<family>.cpp defines build_<family>. A family without either is a link
+// error, never a silent fallback.
+#define HTP_OP_FAMILIES(X) \
+  X(matmul)                \
+  X(binary)                \
+  X(unary)                 \
+  X(norm)                  \
+  X(act)                   \
+  X(softmax)               \
+  X(rope)                  \
+  X(flash_attn)            \
+  X(rows)                  \
+  X(copy)                  \
+  X(reduce)
+
+// X(NAME, opcode, family): ops that have a graph op of the same name (graph::Op::NAME).
+#define HTP_GRAPH_OPS(X)          \
+  X(MUL_MAT, 0, matmul)           \
+  X(MUL_MAT_ID, 1, matmul)        \
+  X(ADD, 2, binary)               \
+  X(SUB, 3, binary)               \
+  X(MUL, 4, binary)               \
+  X(DIV, 5, binary)               \
+  X(ADD_ID, 6, binary)            \
+  X(RMS_NORM, 7, norm)            \
+  X(NORM, 8, norm)                \
+  X(L2_NORM, 9, norm)             \
+  X(SCALE, 10, unary)             \
+  X(CLAMP, 11, unary)             \
+  X(SQR, 12, unary)               \
+  X(SQRT, 13, unary)              \
+  X(SILU, 14, unary)              \
+  X(GELU, 15, unary)              \
+  X(GELU_QUICK, 16, unary)        \
+  X(SIGMOID, 17, unary)           \
+  X(EXP, 18, unary)               \
+  X(NEG, 19, unary)               \
+  X(SOFTPLUS, 20, unary)          \
+  X(TANH, 21, unary)              \
+  X(SWIGLU, 22, act)              \
+  X(GEGLU, 23, act)               \
+  X(SWIGLU_OAI, 24, act)          \
+  X(SOFT_MAX, 25, softmax)        \
+  X(ROPE, 26, rope)               \
+  X(FLASH_ATTN_EXT, 27, flash_attn) \
+  X(GET_ROWS, 28, rows)           \
+  X(SET_ROWS, 29, rows)           \
+  X(CPY, 30, copy)                \
+  X(CONT, 31, copy)               \
+  X(DUP, 32, copy)                \
+  X(CONCAT, 33, copy)             \
+  X(REPEAT, 34, copy)             \
+  X(SUM_ROWS, 35, reduce)         \
+  X(ARGSORT, 36, reduce)          \
+  X(TOP_K, 37, reduce)            \
+  X(PAD, 38, copy)                \
+  X(FILL, 39, copy)
+
+// X(NAME, opcode, family): fused ops the host forms from several graph nodes.
+#define HTP_FUSED_OPS(X)        \
+  X(RMS_NORM_MUL, 40, norm)     \
+  X(MUL_MAT_ADD, 41, matmul)    \
+  X(MUL_MAT_QKV, 42, matmul)    \
+  X(MUL_MAT_FFN, 43, matmul)
+
+#define HTP_ALL_OPS(X) HTP_GRAPH_OPS(X) HTP_FUSED_OPS(X)
+
 enum htp_opcode : uint32_t {
-  HTP_OP_MUL_MAT = 0,
-  HTP_OP_MUL_MAT_ID = 1,
-  HTP_OP_ADD = 2,
-  HTP_OP_SUB = 3,
-  HTP_OP_MUL = 4,
-  HTP_OP_DIV = 5,
-  HTP_OP_ADD_ID = 6,
-  HTP_OP_RMS_NORM = 7,
-  HTP_OP_NORM = 8,
-  HTP_OP_L2_NORM = 9,
-  HTP_OP_SCALE = 10,
-  HTP_OP_CLAMP = 11,
-  HTP_OP_SQR = 12,
-  HTP_OP_SQRT = 13,
-  HTP_OP_SILU = 14,
-  HTP_OP_GELU = 15,
-  HTP_OP_GELU_QUICK = 16,
-  HTP_OP_SIGMOID = 17,
-  HTP_OP_EXP = 18,
-  HTP_OP_NEG = 19,
-  HTP_OP_SOFTPLUS = 20,
-  HTP_OP_TANH = 21,
-  HTP_OP_SWIGLU = 22,
-  HTP_OP_GEGLU = 23,
-  HTP_OP_SWIGLU_OAI = 24,
-  HTP_OP_SOFT_MAX = 25,
-  HTP_OP_ROPE = 26,
-  HTP_OP_FLASH_ATTN_EXT = 27,
-  HTP_OP_GET_ROWS = 28,
-  HTP_OP_SET_ROWS = 29,
-  HTP_OP_CPY = 30,
-  HTP_OP_CONT = 31,
-  HTP_OP_DUP = 32,
-  HTP_OP_CONCAT = 33,
-  HTP_OP_REPEAT = 34,
-  HTP_OP_SUM_ROWS = 35,
-  HTP_OP_ARGSORT = 36,
-  HTP_OP_TOP_K = 37,
-  HTP_OP_PAD = 38,
-  HTP_OP_FILL = 39,
-  // Fused ops the host forms from several graph nodes (kernels come later).
-  HTP_OP_RMS_NORM_MUL = 40,
-  HTP_OP_MUL_MAT_ADD = 41,
-  HTP_OP_MUL_MAT_QKV = 42,
-  HTP_OP_MUL_MAT_FFN = 43,
+#define HTP_OPCODE_ENUM(name, value, family) HTP_OP_##name = value,
+  HTP_ALL_OPS(HTP_OPCODE_ENUM)
+#undef HTP_OPCODE_ENUM
   HTP_OP_COUNT
 };
 
 inline const char* htp_opcode_name(uint32_t op) {
   switch (op) {
-    case HTP_OP_MUL_MAT: return "MUL_MAT";
-    case HTP_OP_MUL_MAT_ID: return "MUL_MAT_ID";
-    case HTP_OP_ADD: return "ADD";
-    case HTP_OP_SUB: return "SUB";
-    case HTP_OP_MUL: return "MUL";
-    case HTP_OP_DIV: return "DIV";
-    case HTP_OP_ADD_ID: return "ADD_ID";
-    case HTP_OP_RMS_NORM: return "RMS_NORM";
-    case HTP_OP_NORM: return "NORM";
-    case HTP_OP_L2_NORM: return "L2_NORM";
-    case HTP_OP_SCALE: return "SCALE";
-    case HTP_OP_CLAMP: return "CLAMP";
-    case HTP_OP_SQR: return "SQR";
-    case HTP_OP_SQRT: return "SQRT";
-    case HTP_OP_SILU: return "SILU";
-    case HTP_OP_GELU: return "GELU";
-    case HTP_OP_GELU_QUICK: return "GELU_QUICK";
-    case HTP_OP_SIGMOID: return "SIGMOID";
-    case HTP_OP_EXP: return "EXP";
-    case HTP_OP_NEG: return "NEG";
-    case HTP_OP_SOFTPLUS: return "SOFTPLUS";
-    case HTP_OP_TANH: return "TANH";
-    case HTP_OP_SWIGLU: return "SWIGLU";
-    case HTP_OP_GEGLU: return "GEGLU";
-    case HTP_OP_SWIGLU_OAI: return "SWIGLU_OAI";
-    case HTP_OP_SOFT_MAX: return "SOFT_MAX";
-    case HTP_OP_ROPE: return "ROPE";
-    case HTP_OP_FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
-    case HTP_OP_GET_ROWS: return "GET_ROWS";
-    case HTP_OP_SET_ROWS: return "SET_ROWS";
-    case HTP_OP_CPY: return "CPY";
-    case HTP_OP_CONT: return "CONT";
-    case HTP_OP_DUP: return "DUP";
-    case HTP_OP_CONCAT: return "CONCAT";
-    case HTP_OP_REPEAT: return "REPEAT";
-    case HTP_OP_SUM_ROWS: return "SUM_ROWS";
-    case HTP_OP_ARGSORT: return "ARGSORT";
-    case HTP_OP_TOP_K: return "TOP_K";
-    case HTP_OP_PAD: return "PAD";
-    case HTP_OP_FILL: return "FILL";
-    case HTP_OP_RMS_NORM_MUL: return "RMS_NORM_MUL";
-    case HTP_OP_MUL_MAT_ADD: return "MUL_MAT_ADD";
-    case HTP_OP_MUL_MAT_QKV: return "MUL_MAT_QKV";
-    case HTP_OP_MUL_MAT_FFN: return "MUL_MAT_FFN";
+#define HTP_OPCODE_NAME(name, value, family) \
+  case HTP_OP_##name:                        \
+    return #name;
+    HTP_ALL_OPS(HTP_OPCODE_NAME)
+#undef HTP_OPCODE_NAME
     default: return "UNKNOWN_OP";
   }
 }

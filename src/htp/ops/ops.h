@@ -1,6 +1,6 @@
 // What a kernel gets from the dispatcher, and the entry point of every op family.
-// One file per family in src/htp/ops/ defines its entry point; ops/not_implemented.cpp holds
-// weak stand-ins (HTP_ERR_NO_SUPPORT) so the library links before every family exists.
+// One file per family in src/htp/ops/ defines its entry point; the families and their opcodes
+// come from the op table (abi/htp_opcode.h).
 #pragma once
 
 #include <stdint.h>
@@ -45,18 +45,9 @@ inline htp_status run_workers(const htp_op_ctx* ctx, work_fn fn, void* job, htp_
 }
 
 // Family entry points. Each checks the types it supports, reads its kernel params, validates
-// them and hands rows to the workers. Opcodes per family: see dispatch.cpp.
-htp_status op_matmul(htp_op_ctx* ctx);      // MUL_MAT, MUL_MAT_ID, MUL_MAT_ADD, MUL_MAT_QKV, MUL_MAT_FFN
-htp_status op_binary(htp_op_ctx* ctx);      // ADD, SUB, MUL, DIV, ADD_ID
-htp_status op_unary(htp_op_ctx* ctx);       // SCALE, CLAMP, SQR, SQRT, SILU, GELU, GELU_QUICK, SIGMOID, EXP,
-                                            // NEG, SOFTPLUS, TANH
-htp_status op_norm(htp_op_ctx* ctx);        // RMS_NORM, NORM, L2_NORM, RMS_NORM_MUL
-htp_status op_act(htp_op_ctx* ctx);         // SWIGLU, GEGLU, SWIGLU_OAI
-htp_status op_softmax(htp_op_ctx* ctx);     // SOFT_MAX
-htp_status op_rope(htp_op_ctx* ctx);        // ROPE
-htp_status op_flash_attn(htp_op_ctx* ctx);  // FLASH_ATTN_EXT
-htp_status op_rows(htp_op_ctx* ctx);        // GET_ROWS, SET_ROWS
-htp_status op_copy(htp_op_ctx* ctx);        // CPY, CONT, DUP, CONCAT, REPEAT, PAD, FILL
-htp_status op_reduce(htp_op_ctx* ctx);      // SUM_ROWS, ARGSORT, TOP_K
+// them and hands rows to the workers.
+#define HTP_OP_FAMILY_ENTRY(family) htp_status op_##family(htp_op_ctx* ctx);
+HTP_OP_FAMILIES(HTP_OP_FAMILY_ENTRY)
+#undef HTP_OP_FAMILY_ENTRY
 
 }  // namespace hexllm::htp
