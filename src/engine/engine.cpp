@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "backend/ref/ref_backend.h"
+#include "base/byte_size.h"
 #include "base/error.h"
 #include "htp-host/htp_backend.h"
 
@@ -26,10 +27,12 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
   if (opts.device == "htp") {
     htp_host::HtpOptions ho;
     ho.n_threads = static_cast<uint32_t>(opts.htp_threads > 0 ? opts.htp_threads : threads);
-    ho.vtcm_bytes = htp_host::parse_size(opts.htp_vtcm, "--htp-vtcm");
+    ho.vtcm_bytes = static_cast<uint32_t>(parse_byte_size(opts.htp_vtcm, "--htp-vtcm", 1, UINT32_MAX));
     ho.dma_mode = htp_host::parse_dma_mode(opts.htp_dma);
     ho.transport = opts.htp_transport;
-    ho.window_bytes = htp_host::parse_window(opts.htp_window, "--htp-window");
+    // Whole pool alignment units: the window is carved into banks of that granularity.
+    ho.window_bytes = parse_byte_size(opts.htp_window, "--htp-window", 64u << 10, 1ull << 40) / htp_host::Pool::kAlign *
+                      htp_host::Pool::kAlign;
     if (!(opts.htp_timeout >= 0)) fail("--htp-timeout: %g is not a number of seconds >= 0", opts.htp_timeout);
     ho.timeout_s = opts.htp_timeout;
     ho.restart = opts.htp_restart;
