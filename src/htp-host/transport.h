@@ -21,6 +21,7 @@ struct SessionOptions {
   uint32_t vtcm_bytes = 8u << 20;
   uint32_t dma_mode = HTP_DMA_ZERO_COPY;
   uint64_t window_bytes = 3584ull << 20;
+  uint32_t max_tensors = 0;  // tensors per batch the session holds; 0: the device's default
   // Device process only.
   std::string device_path;  // the hexllm-htp binary; empty: find_device_binary("")
   double timeout_s = 10.0;  // no op finished for this long during a call: the device hung (0: never)

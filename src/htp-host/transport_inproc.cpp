@@ -19,6 +19,7 @@ class InprocTransport final : public Transport {
     c.vtcm_size = opts.vtcm_bytes;
     c.dma_mode = opts.dma_mode;
     c.window_size = opts.window_bytes;
+    if (opts.max_tensors != 0) c.max_tensors = opts.max_tensors;
     const htp_status st = htp::htp_session_open(&c, &session_);
     if (st != HTP_OK)
       fail("HTP session could not open (%u threads, VTCM %u bytes, DMA mode %u): %s", opts.n_threads, opts.vtcm_bytes,

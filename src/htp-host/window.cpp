@@ -1,11 +1,49 @@
 #include "htp-host/window.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/error.h"
 #include "htp/abi/htp_batch.h"
 
 namespace hexllm::htp_host {
+
+Pool::BankSizes window_bank_sizes(uint64_t window_bytes) {
+  constexpr uint64_t kStep = 64u << 10;
+  auto part = [&](uint64_t cap) { return std::clamp<uint64_t>(window_bytes / 16 / kStep * kStep, kStep, cap); };
+  Pool::BankSizes s;
+  s.cache = part(64ull << 20);
+  s.compute = part(64ull << 20);
+  s.messages = part(4ull << 20);
+  return s;
+}
+
+uint64_t window_weight_bank_bytes(uint64_t window_bytes, uint64_t weights_total) {
+  return std::max<uint64_t>(std::min<uint64_t>(window_bytes / 4, 1ull << 30), (weights_total + 9) / 10);
+}
+
+void window_check_tensor(uint64_t window_bytes, const graph::Tensor& t, uint64_t device_bytes) {
+  if (device_bytes <= window_bytes) return;
+  fail("HTP: weight '%s' (%s, %lld x %lld x %lld x %lld) needs %llu bytes on the device, more than the device window "
+       "of %llu bytes (--htp-window): the window must hold the largest tensor",
+       t.name, type_name(t.type), static_cast<long long>(t.ne[0]), static_cast<long long>(t.ne[1]),
+       static_cast<long long>(t.ne[2]), static_cast<long long>(t.ne[3]), static_cast<unsigned long long>(device_bytes),
+       static_cast<unsigned long long>(window_bytes));
+}
+
+bool window_fits(const Pool& pool, uint64_t window_bytes, uint32_t used) {
+  return pool.bytes_of(pool.pinned_mask() | used) <= window_bytes;
+}
+
+void window_require(const Pool& pool, uint64_t window_bytes, uint32_t used, const char* what) {
+  if (window_fits(pool, window_bytes, used)) return;
+  const uint32_t pinned = pool.pinned_mask();
+  fail("HTP window: %s needs %llu bytes mapped at once (%llu pinned: KV cache, compute and messages; %llu of "
+       "weights), more than the device window of %llu bytes (--htp-window)",
+       what, static_cast<unsigned long long>(pool.bytes_of(pinned | used)),
+       static_cast<unsigned long long>(pool.bytes_of(pinned)), static_cast<unsigned long long>(pool.bytes_of(used & ~pinned)),
+       static_cast<unsigned long long>(window_bytes));
+}
 
 uint32_t Window::mapped_mask() const {
   uint32_t mask = 0;
@@ -48,14 +86,7 @@ void Window::plan(const Pool& pool, uint32_t used, std::vector<WindowStep>* step
   uint32_t needed = pool.pinned_mask();
   for (uint32_t i = 0; i < banks.size(); ++i)
     if ((used >> i & 1u) != 0 && banks[i].base != nullptr) needed |= 1u << i;
-  const uint64_t need_bytes = pool.bytes_of(needed);
-  if (need_bytes > bytes_) {
-    const uint32_t pinned = pool.pinned_mask();
-    fail("HTP window: a batch needs %llu bytes mapped at once (%llu pinned: KV cache, compute and messages; %llu of "
-         "weights), more than the device window of %llu bytes (--htp-window)",
-         static_cast<unsigned long long>(need_bytes), static_cast<unsigned long long>(pool.bytes_of(pinned)),
-         static_cast<unsigned long long>(pool.bytes_of(needed & ~pinned)), static_cast<unsigned long long>(bytes_));
-  }
+  window_require(pool, bytes_, needed, "a batch");
 
   // Nothing changes before this point, so a refused batch leaves the window as it was.
   // Banks the pool released, or whose slot now holds another bank, go first.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/tensor.h"
 #include "htp-host/pool.h"
 #include "htp/abi/htp_limits.h"
 
@@ -62,6 +63,21 @@ class Window {
   std::array<Slot, HTP_MAX_BANKS> slots_{};
   WindowStats stats_;
 };
+
+// ---- the window's budget: every host-side check of what fits the window is here ----
+
+// Bank sizes of the pinned regions for a window: each at most 1/16 of it, so a small window
+// still holds KV cache, compute and messages beside a few weight banks.
+Pool::BankSizes window_bank_sizes(uint64_t window_bytes);
+// Weight bank size: a quarter of the window (a batch's layers then slide through a few banks),
+// but large enough that `weights_total` bytes need no more than ~10 of the pool's 16 banks.
+uint64_t window_weight_bank_bytes(uint64_t window_bytes, uint64_t weights_total);
+// Throws naming the weight when its `device_bytes` alone exceed the window.
+void window_check_tensor(uint64_t window_bytes, const graph::Tensor& t, uint64_t device_bytes);
+// Whether the pinned banks plus the banks in `used` fit the window at once.
+bool window_fits(const Pool& pool, uint64_t window_bytes, uint32_t used);
+// Throws, naming `what` (e.g. "MUL_MAT of node 'x'") and every size, when they do not.
+void window_require(const Pool& pool, uint64_t window_bytes, uint32_t used, const char* what);
 
 // Banks named by the tensors of the batch message (bit i = bank i). Reads only what lies inside
 // `bytes`; names beyond the bank table are left out (the device refuses those tensors).

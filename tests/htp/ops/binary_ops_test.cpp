@@ -24,6 +24,18 @@ TEST(HtpBinaryOps, SameShape) {
     }, kNmse);
 }
 
+// A graph with more tensors than the session's table holds is cut into several batches by the
+// host (each op brings up to three new tensors here), not refused by the device as BAD_BATCH.
+TEST(HtpBinaryOps, GraphLargerThanTheTensorTableIsSplit) {
+  std::vector<DeviceConfig> configs = standard_configs();
+  for (DeviceConfig& c : configs) c.max_tensors = 16;
+  expect_op_matches("add chain", [](OpTester& t) {
+    Tensor* x = t.input(Type::F32, {40, 3});
+    for (int i = 0; i < 24; ++i) x = graph::add(t.ctx(), x, t.input(Type::F32, {40, 3}));
+    return x;
+  }, kNmse, configs);
+}
+
 TEST(HtpBinaryOps, Broadcasts) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
       {{64, 7, 1, 1}, {64, 1, 1, 1}},   // one row for all (bias, norm weight)

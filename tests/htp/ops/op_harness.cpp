@@ -78,7 +78,7 @@ Guarded guarded(htp_host::HtpBackend& b, size_t bytes) {
 std::string DeviceConfig::label() const {
   static const char* kModes[] = {"async", "inline", "zero-copy"};
   return std::to_string(n_threads) + " threads, VTCM " + std::to_string(vtcm_bytes >> 10) + " KiB, DMA " +
-         kModes[dma_mode];
+         kModes[dma_mode] + (max_tensors != 0 ? ", " + std::to_string(max_tensors) + " tensors per batch" : "");
 }
 
 std::vector<DeviceConfig> standard_configs() {
@@ -138,6 +138,7 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
   opts.n_threads = config.n_threads;
   opts.vtcm_bytes = config.vtcm_bytes;
   opts.dma_mode = config.dma_mode;
+  opts.max_tensors = config.max_tensors;
   htp_host::HtpBackend htp(opts);
   backend::RefBackend ref(1);
 
@@ -183,6 +184,19 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
       r.unsupported = std::string(graph::op_name(n->op)) + " '" + n->name + "' (" + type_name(n->type) + ")";
       return r;
     }
+  // What supports() cached is what a fresh build gives: same descriptor, same tensor views.
+  htp_host::OpPreparer fresh(htp.pool(), htp.weights());
+  for (graph::Tensor* n : gf.nodes()) {
+    if (graph::op_is_layout(n->op)) continue;
+    htp_host::PreparedOp cached{}, built{};
+    EXPECT_EQ(htp.prepare(*n, &cached), HTP_OK);
+    EXPECT_EQ(fresh.prepare(*n, htp.hwinfo(), &built), HTP_OK);
+    bool same = std::memcmp(&cached.op, &built.op, sizeof cached.op) == 0 && cached.src_mask == built.src_mask &&
+                std::memcmp(&cached.dst, &built.dst, sizeof cached.dst) == 0;
+    for (int k = 0; k < graph::kMaxSrc; ++k)
+      if ((cached.src_mask >> k) & 1u) same = same && std::memcmp(&cached.src[k], &built.src[k], sizeof built.src[k]) == 0;
+    EXPECT_TRUE(same) << "op cache hit differs from a fresh build: " << graph::op_name(n->op);
+  }
 
   reset_inputs();
   std::vector<graph::Tensor*> nodes(gf.nodes().begin(), gf.nodes().end());

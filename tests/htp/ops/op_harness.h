@@ -24,6 +24,7 @@ struct DeviceConfig {
   uint32_t n_threads = 2;
   uint32_t vtcm_bytes = 8u << 20;
   uint32_t dma_mode = HTP_DMA_ZERO_COPY;
+  uint32_t max_tensors = 0;  // the session's tensor table; 0: its default
   std::string label() const;
 };
 

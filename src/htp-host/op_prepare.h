@@ -1,0 +1,47 @@
+// Op preparation: a graph node becomes a device op descriptor (opcode, params, kernel params
+// from the family's builder) with the device views of its tensors. Descriptors and refusals are
+// cached by content (op_cache.h), so a repeated graph runs no builder.
+#pragma once
+
+#include "graph/tensor.h"
+#include "htp-host/batch_builder.h"
+#include "htp-host/device_weights.h"
+#include "htp-host/op_cache.h"
+#include "htp-host/pool.h"
+#include "htp/abi/htp_abi.h"
+
+namespace hexllm::htp_host {
+
+// An op ready for a batch: its descriptor (kernel params included, tensor indices not yet) and
+// the device views of its tensors.
+struct PreparedOp {
+  htp_op_desc op;
+  htp_tensor src[HTP_MAX_SRC];
+  uint32_t src_mask;  // bit k: src[k] is present
+  htp_tensor dst;
+
+  uint32_t n_tensors() const { return static_cast<uint32_t>(__builtin_popcount(src_mask)) + 1; }
+  // Appends the op and its tensors (deduplicated) to `batch`.
+  void add_to(BatchBuilder* batch) const;
+};
+
+class OpPreparer {
+ public:
+  OpPreparer(const Pool& pool, const DeviceWeights& weights) : pool_(pool), weights_(weights) {}
+
+  // The device's view of `t`: its pool bank and offset, or its weight copy; false when the
+  // device cannot address it (not in the pool, a view into a tiled weight, beyond 32 bits).
+  bool describe(const graph::Tensor& t, htp_tensor* out) const;
+  // Prepares the op of `node` for a session of `hw`; the status says why when the device
+  // cannot run it.
+  htp_status prepare(const graph::Tensor& node, const htp_hwinfo& hw, PreparedOp* out);
+  // Distinct ops whose descriptors were built: a repeated graph adds none.
+  size_t cached_ops() const { return cache_.size(); }
+
+ private:
+  const Pool& pool_;
+  const DeviceWeights& weights_;
+  OpCache cache_;
+};
+
+}  // namespace hexllm::htp_host
