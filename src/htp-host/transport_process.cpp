@@ -141,7 +141,12 @@ void ProcessTransport::spawn() {
   if (sv[1] == wire::kDeviceFd) {
     // dup2 onto itself would keep close-on-exec set: move it out of the way first.
     const int moved = ::fcntl(sv[1], F_DUPFD_CLOEXEC, wire::kDeviceFd + 1);
+    const int err = errno;
     ::close(sv[1]);
+    if (moved < 0) {
+      ::close(sv[0]);
+      fail("HTP process session: cannot move the device socket off fd %d: %s", wire::kDeviceFd, std::strerror(err));
+    }
     sv[1] = moved;
   }
   posix_spawn_file_actions_t fa;

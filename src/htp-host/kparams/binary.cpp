@@ -13,6 +13,7 @@ htp_status build_binary(const OpBuild& b, htp_op_desc* op) {
     if (st == HTP_OK) htp_kparams_set(op, p);
     return st;
   }
+  if (b.src[0] == nullptr || b.src[1] == nullptr) return HTP_ERR_NO_SUPPORT;
   htp_binary_params p{};
   const htp_status st = htp_binary_params_build(*b.dst, *b.src[0], *b.src[1], b.n_threads, b.vtcm_size, &p);
   if (st == HTP_OK) htp_kparams_set(op, p);

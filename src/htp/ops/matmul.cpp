@@ -439,10 +439,16 @@ htp_status route_ids(mm_job* j) {
     return HTP_ERR_INTERNAL;
   const dma_ptr x = dma_queue_pop(q);
   trace_end(tr, HTP_EV_DMA_WAIT, 0xffff);
+  // The ids are read twice (validate, then route), so both reads must see one private copy:
+  // in zero-copy mode the popped block is the host's shared memory, which may change between.
+  auto* ids_copy = ctx->vtcm_base + a.ids;
+  const uint32_t row_bytes = n_used * 4;
+  if (x.data != ids_copy)
+    for (uint32_t t = 0; t < n_tok; ++t) htp_memcpy(ids_copy + (uint64_t)t * row_bytes, x.data + (uint64_t)t * x.stride, row_bytes);
 
   for (uint32_t e = 0; e <= n_exp; ++e) offs[e] = 0;
   for (uint32_t t = 0; t < n_tok; ++t) {
-    const int32_t* row = (const int32_t*)(x.data + (uint64_t)t * x.stride);
+    const int32_t* row = (const int32_t*)(ids_copy + (uint64_t)t * row_bytes);
     for (uint32_t i = 0; i < n_used; ++i) {
       const int32_t e = row[i];
       if (e < 0 || (uint32_t)e >= n_exp) return HTP_ERR_INVALID_PARAMS;
@@ -451,7 +457,7 @@ htp_status route_ids(mm_job* j) {
   }
   for (uint32_t e = 0; e < n_exp; ++e) offs[e + 1] += offs[e];  // offs[e] = start of expert e
   for (uint32_t t = 0, pq = 0; t < n_tok; ++t) {
-    const int32_t* row = (const int32_t*)(x.data + (uint64_t)t * x.stride);
+    const int32_t* row = (const int32_t*)(ids_copy + (uint64_t)t * row_bytes);
     for (uint32_t i = 0; i < n_used; ++i, ++pq) pairs[offs[row[i]]++] = pq;  // offs[e] -> end of e
   }
   for (uint32_t e = n_exp; e > 0; --e) offs[e] = offs[e - 1];
