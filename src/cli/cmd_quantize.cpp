@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "cli/progress.h"
@@ -25,7 +26,7 @@ struct QuantizeOptions {
 Type parse_type(const std::string& name) {
   for (uint32_t id = 0; id < kTypeIdLimit; ++id) {
     const TypeTraits* tr = type_traits_or_null(id);
-    if (tr != nullptr && name == tr->name && quant::can_quantize(static_cast<Type>(id))) return static_cast<Type>(id);
+    if (tr != nullptr && iequals(name, tr->name) && quant::can_quantize(static_cast<Type>(id))) return static_cast<Type>(id);
   }
   std::string supported;
   for (uint32_t id = 0; id < kTypeIdLimit; ++id) {

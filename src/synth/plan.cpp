@@ -200,8 +200,9 @@ uint64_t ModelPlan::tensor_bytes() const {
 
 ModelPlan plan_model(const GenOptions& opt) {
   const Preset& p = find_preset(opt.preset);
-  const std::string type = opt.type.empty() ? p.default_type : opt.type;
-  const FileType* ft = find_file_type(type);
+  const FileType* ft = find_file_type(opt.type.empty() ? p.default_type : opt.type);
+  // The canonical spelling from here on (metadata, messages): "q4_k_m" is Q4_K_M.
+  const std::string type = ft != nullptr ? ft->name : opt.type;
   bool allowed = false;
   for (const std::string& t : p.types) allowed = allowed || t == type;
   if (ft == nullptr || !allowed)

@@ -1,5 +1,7 @@
 #include "synth/type_mix.h"
 
+#include "base/strings.h"
+
 namespace hexllm::synth {
 
 namespace {
@@ -25,7 +27,7 @@ Type fallback(Type t, int64_t row_length) {
 
 const FileType* find_file_type(const std::string& name) {
   for (const FileType& ft : kFileTypes)
-    if (name == ft.name) return &ft;
+    if (iequals(name, ft.name)) return &ft;
   return nullptr;
 }
 

@@ -271,6 +271,17 @@ TEST(SynthPlan, OptionErrorsNameTheProblem) {
   EXPECT_THROW(preset_types("nope"), Error);
 }
 
+// llama-quantize takes "q4_0" for Q4_0: so does gen-model, and the plan keeps the canonical name.
+TEST(SynthPlan, TypeNamesAreCaseInsensitive) {
+  for (const char* spelled : {"q4_0", "Q4_0", "q4_K_m"}) {
+    const ModelPlan lower = plan_of("llama-3.2-1b", spelled);
+    const ModelPlan upper = plan_of("llama-3.2-1b", std::string(spelled) == "q4_K_m" ? "Q4_K_M" : "Q4_0");
+    EXPECT_EQ(lower.type, upper.type) << spelled;
+    ASSERT_EQ(lower.tensors.size(), upper.tensors.size());
+    for (size_t i = 0; i < lower.tensors.size(); ++i) EXPECT_EQ(lower.tensors[i].type, upper.tensors[i].type);
+  }
+}
+
 TEST(SynthPlan, PresetList) {
   const std::vector<std::string> want = {"llama-3.2-1b", "qwen2.5-0.5b",  "tiny",       "tiny-qwen2",
                                          "tiny-qwen3",   "tiny-qwen3moe", "tiny-gemma3"};
