@@ -42,7 +42,7 @@ CliResult run(const std::string& args) {
 // The built-in tiny model, generated once through the CLI.
 const std::string& tiny_model() {
   static const std::string path = [] {
-    const std::string p = test::temp_dir() + "/cli-tiny.gguf";
+    const std::string p = test::generated_model_path("cli-tiny");
     if (!std::filesystem::exists(p)) {
       const CliResult r = run("gen-model --preset tiny -o '" + p + "'");
       if (r.exit_code != 0) ADD_FAILURE() << r.err;

@@ -11,7 +11,7 @@
 namespace hexllm::test {
 
 inline std::string tiny_model_path() {
-  const std::string path = temp_dir() + "/htp_host_tiny.gguf";
+  const std::string path = generated_model_path("htp_host_tiny");
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     synth::GenOptions g;

@@ -15,7 +15,7 @@ namespace hexllm {
 namespace {
 
 std::string generate(const std::string& preset, const std::string& type, bool identical_experts = false) {
-  const std::string path = test::temp_dir() + "/model-" + preset + "-" + type + (identical_experts ? "-ie" : "") + ".gguf";
+  const std::string path = test::generated_model_path("model-" + preset + "-" + type + (identical_experts ? "-ie" : ""));
   if (!std::filesystem::exists(path)) {
     synth::GenOptions g;
     g.preset = preset;

@@ -1,5 +1,7 @@
 #include "golden.h"
 
+#include "generator_fingerprint.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,6 +24,10 @@ std::string temp_dir() {
   std::string dir = t != nullptr && *t != '\0' ? t : "/tmp/hexllm-test";
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+std::string generated_model_path(const std::string& stem) {
+  return temp_dir() + "/" + stem + "-" + HEXLLM_GENERATOR_FINGERPRINT + ".gguf";
 }
 
 std::string decompress(const std::string& golden, const std::string& relative_xz) {

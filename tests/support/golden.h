@@ -28,6 +28,11 @@ double nmse(std::span<const float> ref, std::span<const float> got);
 // Folder for test outputs ($HEXLLM_TEST_TMP, else /tmp).
 std::string temp_dir();
 
+// Where a test keeps a synthetic model it generates once: temp_dir()/stem-<fingerprint>.gguf,
+// the fingerprint being that of the generator's sources, so a changed generator never leaves
+// a test on a stale file.
+std::string generated_model_path(const std::string& stem);
+
 }  // namespace hexllm::test
 
 #define GOLDEN_OR_SKIP(var)                                                                             \
