@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "golden.h"
 #include "hexllm/engine.h"
+#include "synth/synth.h"
 
 namespace hexllm {
 namespace {
@@ -89,6 +91,45 @@ TEST_P(GoldenTransports, ProcessMatchesInprocBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GoldenTransports, testing::ValuesIn(all_cases()), case_name);
+
+// The same bit-for-bit comparison without the golden data: synthetic models of every
+// architecture family (dense llama, qwen3 MoE, gemma3 with sliding window), prompt and decode.
+class GeneratedTransports : public testing::TestWithParam<std::string> {};
+
+TEST_P(GeneratedTransports, ProcessMatchesInprocBitForBit) {
+  const std::string preset = GetParam();
+  const std::string path = test::generated_model_path("transports-" + preset);
+  if (!std::filesystem::exists(path)) {
+    synth::GenOptions g;
+    g.preset = preset;
+    g.n_threads = 1;
+    synth::generate_model(g, path);
+  }
+  const std::vector<int32_t> prompt = {1, 17, 42, 99, 7, 250, 3, 64, 11, 5, 128, 33};
+  const std::vector<int32_t> steps = {9, 77, 140};
+  EngineOptions opts;
+  opts.model_path = path;
+  opts.device = "htp";
+  opts.n_threads = 2;
+  opts.n_ctx = 64;
+  opts.htp_device = HEXLLM_TEST_HTP_DEVICE;
+  opts.htp_transport = "inproc";
+  const std::vector<float> inproc = run(opts, prompt, steps);
+  opts.htp_transport = "process";
+  const std::vector<float> process = run(opts, prompt, steps);
+  ASSERT_EQ(inproc.size(), process.size());
+  ASSERT_FALSE(inproc.empty());
+  size_t differ = 0;
+  for (size_t i = 0; i < inproc.size(); ++i) differ += std::memcmp(&inproc[i], &process[i], sizeof(float)) != 0;
+  EXPECT_EQ(differ, 0u) << "of " << inproc.size() << " logits";
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, GeneratedTransports, testing::Values("tiny", "tiny-qwen3moe", "tiny-gemma3"),
+                         [](const testing::TestParamInfo<std::string>& i) {
+                           std::string s = i.param;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
 
 }  // namespace
 }  // namespace hexllm
