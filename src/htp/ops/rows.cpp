@@ -18,6 +18,7 @@
 #include "htp/vec/repack.h"
 #include "htp/vmath/vmath.h"
 #include "quant/blocks.h"
+#include "quant/dequant_blocks.h"
 
 namespace hexllm::htp {
 
@@ -27,198 +28,6 @@ namespace q = hexllm::quant;
 
 inline float h2f(uint16_t h) { return fp16_to_fp32(h); }
 
-inline uint32_t load_le32(const uint8_t* p) {
-  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-// ---- GGUF blocks -> F32 ----------------------------------------------------------------------
-// Each takes nb consecutive blocks at src and writes nb * block_size floats.
-
-void deq_q4_0(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_q4_0*)src;
-  for (uint32_t i = 0; i < nb; ++i, y += 32) {
-    const float d = h2f(b[i].d);
-    for (int l = 0; l < 16; ++l) {
-      y[l] = (float)((b[i].qs[l] & 0xF) - 8) * d;
-      y[l + 16] = (float)((b[i].qs[l] >> 4) - 8) * d;
-    }
-  }
-}
-
-void deq_q4_1(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_q4_1*)src;
-  for (uint32_t i = 0; i < nb; ++i, y += 32) {
-    const float d = h2f(b[i].d), m = h2f(b[i].m);
-    for (int l = 0; l < 16; ++l) {
-      y[l] = (float)(b[i].qs[l] & 0xF) * d + m;
-      y[l + 16] = (float)(b[i].qs[l] >> 4) * d + m;
-    }
-  }
-}
-
-void deq_q5_0(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_q5_0*)src;
-  for (uint32_t i = 0; i < nb; ++i, y += 32) {
-    const float d = h2f(b[i].d);
-    const uint32_t hi = load_le32(b[i].qh);
-    for (int l = 0; l < 16; ++l) {
-      const int lo_q = (b[i].qs[l] & 0xF) | (int)(((hi >> l) & 1) << 4);
-      const int hi_q = (b[i].qs[l] >> 4) | (int)(((hi >> (l + 16)) & 1) << 4);
-      y[l] = (float)(lo_q - 16) * d;
-      y[l + 16] = (float)(hi_q - 16) * d;
-    }
-  }
-}
-
-void deq_q5_1(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_q5_1*)src;
-  for (uint32_t i = 0; i < nb; ++i, y += 32) {
-    const float d = h2f(b[i].d), m = h2f(b[i].m);
-    const uint32_t hi = load_le32(b[i].qh);
-    for (int l = 0; l < 16; ++l) {
-      const int lo_q = (b[i].qs[l] & 0xF) | (int)(((hi >> l) & 1) << 4);
-      const int hi_q = (b[i].qs[l] >> 4) | (int)(((hi >> (l + 16)) & 1) << 4);
-      y[l] = (float)lo_q * d + m;
-      y[l + 16] = (float)hi_q * d + m;
-    }
-  }
-}
-
-void deq_q8_0(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_q8_0*)src;
-  for (uint32_t i = 0; i < nb; ++i, y += 32) {
-    const float d = h2f(b[i].d);
-    for (int l = 0; l < 32; ++l) y[l] = (float)b[i].qs[l] * d;
-  }
-}
-
-void deq_iq4_nl(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_iq4_nl*)src;
-  for (uint32_t i = 0; i < nb; ++i, y += 32) {
-    const float d = h2f(b[i].d);
-    for (int l = 0; l < 16; ++l) {
-      y[l] = d * (float)q::kIq4nlValues[b[i].qs[l] & 0xF];
-      y[l + 16] = d * (float)q::kIq4nlValues[b[i].qs[l] >> 4];
-    }
-  }
-}
-
-void deq_mxfp4(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_mxfp4*)src;
-  for (uint32_t i = 0; i < nb; ++i, y += 32) {
-    const float d = q::e8m0_to_fp32_half(b[i].e);
-    for (int l = 0; l < 16; ++l) {
-      y[l] = (float)q::kMxfp4Values[b[i].qs[l] & 0xF] * d;
-      y[l + 16] = (float)q::kMxfp4Values[b[i].qs[l] >> 4] * d;
-    }
-  }
-}
-
-// Element 128h + 32g + l takes bits 2g..2g+1 of qs[32h + l]; sub-block (16) 8h + 2g + l/16.
-void deq_q2_k(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_q2_K*)src;
-  for (uint32_t i = 0; i < nb; ++i) {
-    const float d = h2f(b[i].d), dmin = h2f(b[i].dmin);
-    for (int h = 0; h < 2; ++h)
-      for (int g = 0; g < 4; ++g)
-        for (int half = 0; half < 2; ++half) {
-          const uint8_t sm = b[i].scales[8 * h + 2 * g + half];
-          const float dl = d * (float)(sm & 0xF), ml = dmin * (float)(sm >> 4);
-          const uint8_t* qs = b[i].qs + 32 * h + 16 * half;
-          for (int l = 0; l < 16; ++l) *y++ = dl * (float)((qs[l] >> (2 * g)) & 3) - ml;
-        }
-  }
-}
-
-// As Q2_K plus the third bit: bit 4h + g of hmask[l]; a clear bit subtracts 4.
-void deq_q3_k(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_q3_K*)src;
-  for (uint32_t i = 0; i < nb; ++i) {
-    const float d = h2f(b[i].d);
-    for (int h = 0; h < 2; ++h)
-      for (int g = 0; g < 4; ++g) {
-        const uint8_t mask = (uint8_t)(1u << (4 * h + g));
-        for (int half = 0; half < 2; ++half) {
-          const float dl = d * (float)q::get_scale_q3_k(8 * h + 2 * g + half, b[i].scales);
-          const uint8_t* qs = b[i].qs + 32 * h + 16 * half;
-          const uint8_t* hm = b[i].hmask + 16 * half;
-          for (int l = 0; l < 16; ++l)
-            *y++ = dl * (float)(((qs[l] >> (2 * g)) & 3) - ((hm[l] & mask) ? 0 : 4));
-        }
-      }
-  }
-}
-
-// Chunk c (64 elements) reads qs[32c..32c+31]: low nibbles are sub-block 2c, high ones 2c+1.
-// Q5_K adds bit 2c (low half) / 2c+1 (high half) of qh[l] as the fifth bit.
-template <bool kQ5>
-void deq_q45_k(const uint8_t* src, float* y, uint32_t nb) {
-  constexpr uint32_t kBlock = kQ5 ? sizeof(q::block_q5_K) : sizeof(q::block_q4_K);
-  for (uint32_t i = 0; i < nb; ++i, src += kBlock) {
-    const auto* b4 = (const q::block_q4_K*)src;
-    const auto* b5 = (const q::block_q5_K*)src;
-    const uint8_t* scales = kQ5 ? b5->scales : b4->scales;
-    const uint8_t* qs = kQ5 ? b5->qs : b4->qs;
-    const float d = h2f(b4->d), dmin = h2f(b4->dmin);  // same offsets in both layouts
-    for (int c = 0; c < 4; ++c, qs += 32) {
-      uint8_t sc, mn;
-      q::get_scale_min_k4(2 * c, scales, &sc, &mn);
-      const float d1 = d * (float)sc, m1 = dmin * (float)mn;
-      q::get_scale_min_k4(2 * c + 1, scales, &sc, &mn);
-      const float d2 = d * (float)sc, m2 = dmin * (float)mn;
-      for (int l = 0; l < 32; ++l) {
-        const int hi = kQ5 ? ((b5->qh[l] >> (2 * c)) & 1) << 4 : 0;
-        *y++ = d1 * (float)((qs[l] & 0xF) | hi) - m1;
-      }
-      for (int l = 0; l < 32; ++l) {
-        const int hi = kQ5 ? ((b5->qh[l] >> (2 * c + 1)) & 1) << 4 : 0;
-        *y++ = d2 * (float)((qs[l] >> 4) | hi) - m2;
-      }
-    }
-  }
-}
-
-// Half h uses ql[64h..], qh[32h..], scales[8h..]; quarter k of it (element 128h + 32k + l) takes
-// the low (k < 2) or high nibble of ql[64h + l + 32(k & 1)] and bits 2k..2k+1 of qh[32h + l].
-void deq_q6_k(const uint8_t* src, float* y, uint32_t nb) {
-  const auto* b = (const q::block_q6_K*)src;
-  for (uint32_t i = 0; i < nb; ++i) {
-    const float d = h2f(b[i].d);
-    for (int h = 0; h < 2; ++h) {
-      const uint8_t* ql = b[i].ql + 64 * h;
-      const uint8_t* qh = b[i].qh + 32 * h;
-      const int8_t* sc = b[i].scales + 8 * h;
-      for (int k = 0; k < 4; ++k) {
-        const uint8_t* lq = ql + 32 * (k & 1);
-        const int shift = k < 2 ? 0 : 4;
-        for (int l = 0; l < 32; ++l) {
-          const int v = (((lq[l] >> shift) & 0xF) | (((qh[l] >> (2 * k)) & 3) << 4)) - 32;
-          *y++ = d * (float)sc[2 * k + l / 16] * (float)v;
-        }
-      }
-    }
-  }
-}
-
-using deq_fn = void (*)(const uint8_t* src, float* y, uint32_t nb);
-
-deq_fn deq_for(uint32_t type) {
-  switch (type) {
-    case HTP_TYPE_Q4_0: return deq_q4_0;
-    case HTP_TYPE_Q4_1: return deq_q4_1;
-    case HTP_TYPE_Q5_0: return deq_q5_0;
-    case HTP_TYPE_Q5_1: return deq_q5_1;
-    case HTP_TYPE_Q8_0: return deq_q8_0;
-    case HTP_TYPE_Q2_K: return deq_q2_k;
-    case HTP_TYPE_Q3_K: return deq_q3_k;
-    case HTP_TYPE_Q4_K: return deq_q45_k<false>;
-    case HTP_TYPE_Q5_K: return deq_q45_k<true>;
-    case HTP_TYPE_Q6_K: return deq_q6_k;
-    case HTP_TYPE_IQ4_NL: return deq_iq4_nl;
-    case HTP_TYPE_MXFP4: return deq_mxfp4;
-    default: return nullptr;
-  }
-}
 
 // ---- tiles -> F32 ----------------------------------------------------------------------------
 
@@ -400,7 +209,7 @@ void get_rows_worker(unsigned n, unsigned w, void* data) {
   const htp_tensor& td = wk.ctx->dst->t;
   const uint32_t type = src.t.type, ne0 = td.ne[0];
   const bool tiled = htp_tile_valid(type);
-  const deq_fn deq = deq_for(type);
+  const quant::dequant_blocks_fn deq = quant::dequant_blocks_for(type);
   const uint32_t nb = tiled ? 0 : ne0 / htp_type_geometry(type).block_size;
 
   rows_block blocks[HTP_ROWS_SLOTS];
