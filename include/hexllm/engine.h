@@ -24,8 +24,8 @@ struct EngineOptions {
   int htp_threads = 0;
   std::string htp_vtcm = "8M";
   std::string htp_dma = "zero-copy";
-  // "process" by default: a call costs ~23 us more than "inproc" (one call per graph; ~3% of
-  // tg on qwen2.5-0.5b), and in exchange a device fault cannot take the host down.
+  // "process" by default: a call costs more than "inproc" (one call per graph; figures in the
+  // README), and in exchange a device fault cannot take the host down.
   std::string htp_transport = "process";
   // HTP device window onto the pool (e.g. "3.5G", "512M"); larger models slide through it.
   std::string htp_window = "3.5G";

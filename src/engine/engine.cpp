@@ -46,8 +46,7 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
   std::vector<backend::Backend*> order;
   for (auto& b : e->backends) order.push_back(b.get());
   e->scheduler = std::make_unique<backend::Scheduler>(order);
-  // Once the device holds a weight, its file pages need not count in our memory a second time
-  // (peak RSS of the 1B Q4_0 on htp: 1.52 GB before).
+  // Once the device holds a weight, its file pages need not count in our memory a second time.
   const gguf::File& file = e->model->file();
   auto copied = [&file](const graph::Tensor& w) { file.drop_resident_pages(w.data, w.n_bytes()); };
   e->scheduler->primary().load_weights(e->model->weights().all, opts.progress, copied);

@@ -34,9 +34,9 @@ using Clock = std::chrono::steady_clock;
 // How long the host waits in the futex before it looks at the device process again: the
 // bound on how late a death is noticed.
 constexpr uint64_t kWaitSlice = 20'000'000;  // ns
-// How long the host polls `done` before it sleeps. Short: the host thread would take a core
-// from the device's workers, and on an oversubscribed machine longer spins on both sides made
-// empty round trips 5-40x slower, not faster (measured; see tests/htp-host/call_overhead.cpp).
+// How long the host polls `done` before it sleeps. Short: a spinning host thread takes a core
+// from the device's workers, which on an oversubscribed machine slows the call it waits for
+// (tests/htp-host/call_overhead.cpp measures it).
 constexpr uint64_t kSpin = 2'000;                       // ns
 constexpr int kHandshakeMs = 20'000;                    // a device that does not answer hello
 constexpr int kExitMs = 2'000;                          // grace for a clean exit before SIGKILL

@@ -8,8 +8,8 @@
 // act row, GEMM otherwise, so prefill reads each weight unit once per chunk while the GEMM
 // micro-kernel walks all the segment's act rows over it. When the chunk is one segment of
 // whole-K units (decode, plain 2-D prefill) workers claim tile groups from a shared counter:
-// with a fixed half each, the worker that got less bandwidth left the other idle for 4-5% of
-// decode matmul time (measured); claiming brought that to ~1%.
+// with a fixed half each, the worker that got less memory bandwidth would leave the other idle
+// at the end of every op.
 //
 // One worker's DMA queue carries its weight prefetches and output write-backs in one FIFO. The
 // compute side needs them in a different order (the unit ring is deeper than the 2 out slots),
@@ -286,7 +286,7 @@ struct mm_ring {
 
 // Float weights always take the GEMM kernel: its sums run in the same order for any number of
 // act rows (the GEMV kernel's do not), so decode and batched evaluation give the same bits, as
-// they do for quantized weights (vec.h). It streams as fast as the GEMV kernel (measured).
+// they do for quantized weights (vec.h). Float matrices are memory-bound, so GEMV's shape buys nothing.
 inline void multiply(const mm_job& j, const uint8_t* w, const uint8_t* act, uint32_t n_act, float* out,
                      uint32_t out_stride, uint32_t k, uint32_t nrows) {
   if (n_act == 1 && !j.float_weights)
