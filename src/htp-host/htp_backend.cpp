@@ -65,7 +65,7 @@ bool HtpBackend::supports(const graph::Tensor& node) const {
 
 void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
   // The run is cut into batches whose weight banks fit the window beside the pinned banks
-  // (DESIGN §6) and whose tensors fit the session's table; with the whole model inside the
+  // (docs/DESIGN.md §6) and whose tensors fit the session's table; with the whole model inside the
   // window this is one batch.
   const uint64_t window = transport_->window().bytes();
   runner_->clear();

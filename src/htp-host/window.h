@@ -1,4 +1,4 @@
-// The device's window onto the pool (DESIGN §6): at most `bytes` of banks mapped at once.
+// The device's window onto the pool (docs/DESIGN.md §6): at most `bytes` of banks mapped at once.
 // Every bank but weights (KV cache, compute, messages) stays mapped; weight banks are mapped
 // when a batch uses them and unmapped when a later batch needs the room. The host plans every
 // step here, and both transports carry the plan out the same way: in-process through the

@@ -1,4 +1,4 @@
-// A strict FIFO of copy descriptors, one queue per worker thread (DESIGN §5.1-5.2).
+// A strict FIFO of copy descriptors, one queue per worker thread (docs/DESIGN.md §7).
 //
 // Every push has its pop, in push order. A pop returns the descriptor's {dst, src} plus where
 // the block can be read now (`data`, `stride`): the destination in the copy engines, the source

@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-// How a session's DMA queues move data (DESIGN §5.2); kernels run the same code in all modes.
+// How a session's DMA queues move data (docs/DESIGN.md §7, DMA queue); kernels run the same code in all modes.
 enum htp_dma_mode : uint32_t {
   HTP_DMA_ASYNC = 0,      // copy engine works in the background, pop waits for completion
   HTP_DMA_INLINE = 1,     // copy at push time

@@ -1,6 +1,6 @@
 // Gated activations (SWIGLU, GEGLU, SWIGLU_OAI) on the device against the reference backend,
 // in the two-source and the split form, with and without swapped halves.
-// Threshold 1e-7 (DESIGN §7): the fused vmath gates are within 4 ulp of the rounded truth.
+// Threshold 1e-7 (docs/DESIGN.md §9): the fused vmath gates are within 4 ulp of the rounded truth.
 #include "op_harness.h"
 
 namespace hexllm::test {

@@ -11,7 +11,7 @@ namespace {
 
 using graph::Tensor;
 
-// One float add per element on both sides: exact; 1e-7 is DESIGN §7's default bound.
+// One float add per element on both sides: exact; 1e-7 is the default bound of docs/DESIGN.md §9.
 constexpr double kNmse = 1e-7;
 
 TEST(HtpAddIdOps, MatchesReference) {

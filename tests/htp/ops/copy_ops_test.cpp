@@ -8,7 +8,7 @@ namespace {
 using graph::Tensor;
 
 // Same-type copies move bytes: exact. Float conversions round once on both sides (round to
-// nearest even); DESIGN §7 / ggml's test_cpy allow 1e-6 for float <-> float conversions.
+// nearest even); docs/DESIGN.md §9 / ggml's test_cpy allow 1e-6 for float <-> float conversions.
 constexpr double kExact = 0.0;
 constexpr double kConvert = 1e-6;
 

@@ -25,7 +25,7 @@ namespace {
 
 using graph::Tensor;
 
-// DESIGN §7 allows flash attention 5e-4, but that would let real bugs through (one key of 1024
+// docs/DESIGN.md §9 allows flash attention 5e-4, but that would let real bugs through (one key of 1024
 // dropped moves the output by ~1e-6 NMSE). Both sides read the same F16 K/V; the kernel keeps
 // Q, scores, the online softmax and O in F32 (vmath exp/tanh within ~2e-6 relative), so it
 // matches the double reference to float rounding (measured ~1e-13). Held to 1e-9.

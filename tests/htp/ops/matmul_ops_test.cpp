@@ -21,7 +21,7 @@ namespace {
 
 using graph::Tensor;
 
-// DESIGN §7: matmul thresholds as ggml's test-backend-ops. The device quantizes activations to
+// docs/DESIGN.md §9: matmul thresholds as ggml's test-backend-ops. The device quantizes activations to
 // 8 bits per block (quantized weights), which is what the threshold allows for.
 constexpr double kNmse = 5e-4;
 

@@ -1,7 +1,7 @@
 // Normalizations (RMS_NORM, NORM, L2_NORM) on the device against the reference backend (sums
 // in double), and the fused RMS_NORM_MUL kernel through a hand-built batch against a double
 // evaluation of rms_norm(x) * w (the graph has no such node: the host fusion pass forms it).
-// Threshold 1e-7 (DESIGN §7): float-lane sums keep the scale within ~1e-6 relative.
+// Threshold 1e-7 (docs/DESIGN.md §9): float-lane sums keep the scale within ~1e-6 relative.
 #include <cmath>
 #include <random>
 

@@ -14,7 +14,7 @@ namespace {
 
 using graph::Tensor;
 
-// DESIGN §7 "others". The kernel forms angles in double and rounds cos/sin and each output once
+// docs/DESIGN.md §9 "others". The kernel forms angles in double and rounds cos/sin and each output once
 // to float, so its error is a few float ulps.
 constexpr double kNmse = 1e-7;
 // With angles in double, large positions cost nothing: NMSE stays at float rounding (~1e-14).

@@ -17,7 +17,7 @@ namespace {
 using graph::Tensor;
 
 // Dequantization and conversions are exact per element on both sides (the device applies the
-// reference's formulas in the same order); 1e-7 is DESIGN §7's default bound.
+// reference's formulas in the same order); 1e-7 is the default bound of docs/DESIGN.md §9.
 constexpr double kNmse = 1e-7;
 
 // A deterministic permutation of 0..n-1 (xorshift): distinct row indices.

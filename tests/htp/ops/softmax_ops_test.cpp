@@ -1,7 +1,7 @@
 // SOFT_MAX on the device against the reference backend (exponentials and sums in double):
 // masks F32/F16 broadcast over dims 2/3, scale, ALiBi, sinks, -inf masks with fully masked
 // rows, odd and very long rows (chunked, two passes, at 256 KiB of VTCM).
-// Threshold 1e-6 (DESIGN §7); vmath exp is within 1 ulp and the float-lane sums within ~1e-6.
+// Threshold 1e-6 (docs/DESIGN.md §9); vmath exp is within 1 ulp and the float-lane sums within ~1e-6.
 #include "op_harness.h"
 
 namespace hexllm::test {

@@ -1,6 +1,6 @@
 // Unary family (SCALE, CLAMP, SQR, SQRT, SILU, GELU, GELU_QUICK, SIGMOID, EXP, NEG, SOFTPLUS,
 // TANH) on the device against the reference backend (double math, rounded once).
-// Threshold 1e-7 (DESIGN §7): vmath is within 3.5 ulp (4e-7 relative) of the rounded truth on
+// Threshold 1e-7 (docs/DESIGN.md §9): vmath is within 3.5 ulp (4e-7 relative) of the rounded truth on
 // these inputs (gelu's negative tail more, on values too small to move the NMSE), so the NMSE
 // is ~1e-13.
 #include "op_harness.h"
