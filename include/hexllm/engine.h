@@ -37,6 +37,8 @@ struct EngineOptions {
   std::string htp_device;
   // Print device time per op kind (and per-call overhead) to stderr when the engine closes.
   bool htp_profile = false;
+  // Reuse the prepared batches of a graph seen before (the graph cache): "on" or "off".
+  std::string htp_graph_cache = "on";
   // Called while the weights are prepared for the device (bytes done, bytes total).
   backend::Progress progress;
 };

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 
+#include "graph/graph.h"
 #include "graph/tensor.h"
 
 namespace hexllm::backend {
@@ -35,6 +36,13 @@ class Backend {
   // Computes `nodes` in order (layout ops among them are skipped). Every source is ready.
   // Throws hexllm::Error naming the op on failure.
   virtual void compute(std::span<graph::Tensor* const> nodes) = 0;
+  // Computes the whole graph and returns true when this backend takes every node of it (a
+  // device backend can then prepare the graph once and reuse it); false leaves the graph
+  // untouched for node-by-node scheduling. Only the first backend is asked.
+  virtual bool compute_graph(const graph::Graph& graph) {
+    (void)graph;
+    return false;
+  }
 
   // Memory for the KV cache and intermediate tensors, zero-filled. The default is 128-byte
   // aligned heap memory; a device backend returns memory from its shared pool.

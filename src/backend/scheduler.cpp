@@ -11,6 +11,10 @@ Scheduler::Scheduler(std::vector<Backend*> backends) : backends_(std::move(backe
 
 void Scheduler::compute(const graph::Graph& graph) {
   counts_.assign(backends_.size(), 0);
+  if (backends_.front()->compute_graph(graph)) {
+    for (const graph::Tensor* node : graph.nodes()) counts_.front() += graph::op_is_layout(node->op) ? 0 : 1;
+    return;
+  }
   size_t current = backends_.size();
   run_.clear();
   auto flush = [&] {

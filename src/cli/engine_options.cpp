@@ -48,6 +48,10 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_flag("--htp-profile", opts.htp_profile,
                "HTP: print device time per op kind and the per-call overhead when the model closes")
       ->envname("HEXLLM_HTP_PROFILE");
+  app.add_option("--htp-graph-cache", opts.htp_graph_cache,
+                 "HTP: reuse the prepared batches of a graph seen before (on, the default, or off)")
+      ->envname("HEXLLM_HTP_GRAPH_CACHE")
+      ->check(CLI::IsMember({"on", "off"}));
 }
 
 std::unique_ptr<Engine> open_engine_with_progress(EngineOptions opts) {

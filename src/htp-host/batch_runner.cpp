@@ -22,42 +22,33 @@ BatchRunner::~BatchRunner() {
   if (profile_on_ && !profile_.empty()) profile_.print(stderr);
 }
 
-bool BatchRunner::has_room_for(const PreparedOp& p) const {
-  return batch_.n_tensors() + p.n_tensors() <= transport_.hwinfo().max_tensors;
+bool BatchRunner::has_room_for(const BatchBuilder& batch, const PreparedOp& p) const {
+  return batch.n_tensors() + p.n_tensors() <= transport_.hwinfo().max_tensors;
 }
 
-void BatchRunner::clear() {
-  batch_.clear();
-  nodes_.clear();
-}
-
-void BatchRunner::add(const PreparedOp& p, const graph::Tensor* node) {
-  p.add_to(&batch_);
-  nodes_.push_back(node);
-}
-
-void BatchRunner::fail_call(const std::string& what, uint32_t op_index) const {
-  if (op_index < nodes_.size()) {
-    const graph::Tensor* n = nodes_[op_index];
+void BatchRunner::fail_call(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes,
+                            const std::string& what, uint32_t op_index) const {
+  if (op_index < nodes.size()) {
+    const graph::Tensor* n = nodes[op_index];
     // Unnamed nodes (most matmuls) are named by their sources, e.g. 'blk.3.ffn_up.weight x ffn_norm-3'.
     std::string label = n->name;
     if (label.empty())
       for (int i = 0; i < 2 && n->src[i] != nullptr; ++i)
         if (n->src[i]->name[0] != '\0') label += (label.empty() ? "" : " x ") + std::string(n->src[i]->name);
-    fail("%s, while running op %u of %u: %s of node '%s'", what.c_str(), op_index, batch_.n_ops(),
+    fail("%s, while running op %u of %u: %s of node '%s'", what.c_str(), op_index, batch.n_ops(),
          graph::op_name(n->op), label.c_str());
   }
-  fail("%s, before the batch of %u ops (first: %s of node '%s') started", what.c_str(), batch_.n_ops(),
-       graph::op_name(nodes_.front()->op), nodes_.front()->name);
+  fail("%s, before the batch of %u ops (first: %s of node '%s') started", what.c_str(), batch.n_ops(),
+       graph::op_name(nodes.front()->op), nodes.front()->name);
 }
 
-void BatchRunner::run() {
-  if (batch_.n_ops() == 0) return;
+void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes) {
+  if (batch.n_ops() == 0) return;
   htp_message_layout layout{};
-  if (!batch_.layout(&layout)) fail("HTP: a batch of %u ops does not fit one message", batch_.n_ops());
+  if (!batch.layout(&layout)) fail("HTP: a batch of %u ops does not fit one message", batch.n_ops());
   if (message_->size() < layout.message_size)
     message_ = pool_.allocate(Region::Messages, std::max<size_t>(layout.message_size, 2 * message_->size()));
-  batch_.write(message_->data(), ++calls_, layout);
+  batch.write(message_->data(), ++calls_, layout);
 
   // Only a device process can die and restart; the undo log makes its retry exact.
   const bool can_retry = restart_ && transport_.device_pid() != 0;
@@ -70,7 +61,7 @@ void BatchRunner::run() {
       break;
     } catch (const DeviceFault& f) {
       constexpr int kMaxRestarts = 3;
-      if (!can_retry || attempt == kMaxRestarts) fail_call(f.what(), f.op_in_flight);
+      if (!can_retry || attempt == kMaxRestarts) fail_call(batch, nodes, f.what(), f.op_in_flight);
       HEXLLM_LOG_WARN("%s; restarting the device and retrying the batch", f.what());
       transport_.restart();
       ++restarts_;
@@ -81,26 +72,25 @@ void BatchRunner::run() {
   const auto* msg = static_cast<const uint8_t*>(message_->data());
   htp_response rsp{};
   std::memcpy(&rsp, msg + layout.response_offset, sizeof rsp);
-  last_op_ns_.resize(batch_.n_ops());
+  last_op_ns_.resize(batch.n_ops());
   std::memcpy(last_op_ns_.data(), msg + layout.response_offset + sizeof(htp_response),
               last_op_ns_.size() * sizeof(uint64_t));
   if (profile_on_) {
     const auto wall = std::chrono::steady_clock::now() - start;
     uint64_t ops_ns = 0;
     for (size_t i = 0; i < last_op_ns_.size(); i++) {
-      profile_.add_op(nodes_[i]->op, last_op_ns_[i]);
+      profile_.add_op(nodes[i]->op, last_op_ns_[i]);
       ops_ns += last_op_ns_[i];
     }
     profile_.add_call((uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count(), ops_ns);
   }
   if (st != HTP_OK) {
     const std::string what = strprintf("HTP device (%s) failed with %s", transport_.session().c_str(), htp_status_name(st));
-    if (rsp.failed_op < nodes_.size()) fail_call(what, rsp.failed_op);
+    if (rsp.failed_op < nodes.size()) fail_call(batch, nodes, what, rsp.failed_op);
     if (rsp.failed_tensor != HTP_NO_INDEX)
-      fail("%s: tensor %u of the batch of %u ops was refused", what.c_str(), rsp.failed_tensor, batch_.n_ops());
-    fail("%s: the batch of %u ops was refused", what.c_str(), batch_.n_ops());
+      fail("%s: tensor %u of the batch of %u ops was refused", what.c_str(), rsp.failed_tensor, batch.n_ops());
+    fail("%s: the batch of %u ops was refused", what.c_str(), batch.n_ops());
   }
-  clear();
 }
 
 }  // namespace hexllm::htp_host

@@ -1,10 +1,11 @@
-// Batching and execution: prepared ops collect into one batch message in the pool's message
-// region, and one synchronous call runs it (retried on a restarted device with --htp-restart).
-// Every device status becomes an Error naming the op index, the op and the node.
+// Batching and execution: prepared ops collect into batch messages, and one synchronous call
+// runs each (retried on a restarted device with --htp-restart). Every device status becomes an
+// Error naming the op index, the op and the node.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "backend/backend.h"
@@ -18,35 +19,37 @@
 
 namespace hexllm::htp_host {
 
+// One call's worth of ops: the message content, and how many graph nodes it runs.
+struct PreparedBatch {
+  BatchBuilder message;
+  uint32_t n_nodes = 0;
+};
+
 class BatchRunner {
  public:
   BatchRunner(Pool& pool, Transport& transport, bool restart, bool profile);
   ~BatchRunner();
 
-  bool empty() const { return batch_.n_ops() == 0; }
-  // Whether `p` fits beside what the batch holds in the session's tensor table (its tensors
+  // Whether `p` fits beside what `batch` holds in the session's tensor table (its tensors
   // counted as new: deduplication can only make room).
-  bool has_room_for(const PreparedOp& p) const;
-  void add(const PreparedOp& p, const graph::Tensor* node);
-  // Sends the batch (nothing when empty) and clears it. Throws naming the node on any failure.
-  void run();
-  // Drops what the batch holds (after a failed run).
-  void clear();
+  bool has_room_for(const BatchBuilder& batch, const PreparedOp& p) const;
+  // Runs `batch`, whose ops are those of `nodes` in order (the nodes name errors and profile
+  // lines). Throws naming the node on any failure.
+  void run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes);
 
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
   uint64_t calls() const { return calls_; }
   uint64_t restarts() const { return restarts_; }
 
  private:
-  [[noreturn]] void fail_call(const std::string& what, uint32_t op_index) const;
+  [[noreturn]] void fail_call(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes,
+                              const std::string& what, uint32_t op_index) const;
 
   Pool& pool_;
   Transport& transport_;
   bool restart_;
   bool profile_on_;
   std::unique_ptr<backend::Buffer> message_;
-  BatchBuilder batch_;
-  std::vector<const graph::Tensor*> nodes_;
   std::vector<uint64_t> last_op_ns_;
   ReplayLog replay_;
   OpProfile profile_;

@@ -63,35 +63,85 @@ bool HtpBackend::supports(const graph::Tensor& node) const {
   return prepare(node, &p) == HTP_OK;
 }
 
-void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
+void HtpBackend::prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out) {
   // The run is cut into batches whose weight banks fit the window beside the pinned banks
-  // (docs/DESIGN.md §6) and whose tensors fit the session's table; with the whole model inside the
-  // window this is one batch.
+  // (docs/DESIGN.md §6) and whose tensors fit the session's table; with the whole model inside
+  // the window this is one batch.
   const uint64_t window = transport_->window().bytes();
-  runner_->clear();
+  out->clear();
+  out->emplace_back();
   PreparedOp p;
   uint32_t banks = 0;
   for (const graph::Tensor* node : nodes) {
-    if (graph::op_is_layout(node->op)) continue;
     const uint32_t need = weights_.banks_read_by(*node);
-    if ((banks | need) != banks && !window_fits(pool_, window, banks | need)) {
-      const std::string what = strprintf("%s of node '%s'", graph::op_name(node->op), node->name);
-      window_require(pool_, window, need, what.c_str());
-      runner_->run();
-      banks = 0;
-    }
     const htp_status st = prepare(*node, &p);
     if (st != HTP_OK)
       fail("HTP: cannot run %s of node '%s' on the device: %s", graph::op_name(node->op), node->name,
            htp_status_name(st));
-    if (!runner_->has_room_for(p)) {
-      runner_->run();
+    const bool over_window = (banks | need) != banks && !window_fits(pool_, window, banks | need);
+    if (over_window) {
+      const std::string what = strprintf("%s of node '%s'", graph::op_name(node->op), node->name);
+      window_require(pool_, window, need, what.c_str());
+    }
+    if ((over_window || !runner_->has_room_for(out->back().message, p)) && out->back().n_nodes != 0) {
+      out->emplace_back();
       banks = 0;
     }
-    runner_->add(p, node);
+    p.add_to(&out->back().message);
+    out->back().n_nodes++;
     banks |= need;
   }
-  runner_->run();
+  if (out->back().n_nodes == 0) out->pop_back();
+}
+
+void HtpBackend::run_batches(const std::vector<PreparedBatch>& batches, std::span<const graph::Tensor* const> nodes) {
+  size_t first = 0;
+  for (const PreparedBatch& b : batches) {
+    runner_->run(b.message, nodes.subspan(first, b.n_nodes));
+    first += b.n_nodes;
+  }
+}
+
+void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
+  run_nodes_.clear();
+  for (const graph::Tensor* node : nodes)
+    if (!graph::op_is_layout(node->op)) run_nodes_.push_back(node);
+  std::vector<PreparedBatch> batches;
+  prepare_batches(run_nodes_, &batches);
+  run_batches(batches, run_nodes_);
+}
+
+bool HtpBackend::compute_graph(const graph::Graph& graph) {
+  if (!opts_.graph_cache) return false;
+  // Descriptors name banks and offsets: a pool that gained or lost a bank invalidates them.
+  if (pool_.generation() != graphs_generation_) {
+    graphs_.clear();
+    graphs_generation_ = pool_.generation();
+  }
+  GraphCache::key_of(graph, &key_);
+  run_nodes_.clear();
+  for (const graph::Tensor* node : graph.nodes())
+    if (!graph::op_is_layout(node->op)) run_nodes_.push_back(node);
+
+  const PreparedGraph* prepared = graphs_.find(key_);
+  if (prepared != nullptr) {
+    ++graph_hits_;
+  } else {
+    ++graph_misses_;
+    PreparedGraph fresh;
+    fresh.device_takes_all = true;
+    PreparedOp p;
+    for (const graph::Tensor* node : run_nodes_)
+      if (prepare(*node, &p) != HTP_OK) {
+        fresh.device_takes_all = false;
+        break;
+      }
+    if (fresh.device_takes_all) prepare_batches(run_nodes_, &fresh.batches);
+    prepared = &graphs_.insert(key_, std::move(fresh));
+  }
+  if (!prepared->device_takes_all) return false;
+  run_batches(prepared->batches, run_nodes_);
+  return true;
 }
 
 }  // namespace hexllm::htp_host

@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "htp-host/batch_runner.h"
 #include "htp-host/device_weights.h"
+#include "htp-host/graph_cache.h"
 #include "htp-host/op_prepare.h"
 #include "htp-host/pool.h"
 #include "htp-host/transport.h"
@@ -23,6 +24,7 @@ struct HtpOptions : SessionOptions {
   bool repack = true;                // repack MUL_MAT weights into kernel tiles at load
   bool restart = false;  // device process: restart a dead or hung device and retry the batch
   bool profile = false;  // sum device time per op kind; printed to stderr when the backend closes
+  bool graph_cache = true;  // reuse the prepared batches of a graph seen before
 };
 
 // "async", "inline", "zero-copy".
@@ -36,6 +38,7 @@ class HtpBackend final : public backend::Backend {
   const char* name() const override { return "htp"; }
   bool supports(const graph::Tensor& node) const override;
   void compute(std::span<graph::Tensor* const> nodes) override;
+  bool compute_graph(const graph::Graph& graph) override;
   std::unique_ptr<backend::Buffer> alloc_buffer(backend::MemoryKind kind, size_t bytes) override;
   void load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress,
                     const backend::WeightCopied& copied) override;
@@ -53,6 +56,9 @@ class HtpBackend final : public backend::Backend {
   const DeviceWeights& weights() const { return weights_; }
   // The descriptor the device would get for `node` (tests compare cached and fresh builds).
   htp_status prepare(const graph::Tensor& node, PreparedOp* out) const;
+  // Whole graphs found prepared, and prepared afresh (compute_graph).
+  uint64_t graph_hits() const { return graph_hits_; }
+  uint64_t graph_misses() const { return graph_misses_; }
 
  private:
   HtpOptions opts_;
@@ -61,6 +67,16 @@ class HtpBackend final : public backend::Backend {
   DeviceWeights weights_;
   mutable OpPreparer preparer_;  // a cache: supports() is const but may fill it
   std::unique_ptr<BatchRunner> runner_;
+  GraphCache graphs_;
+  uint64_t graphs_generation_ = ~0ull;  // pool generation the cached graphs were prepared in
+  std::vector<uint64_t> key_;           // scratch: the current graph's key
+  std::vector<const graph::Tensor*> run_nodes_;  // scratch: compute nodes of the current graph
+  uint64_t graph_hits_ = 0;
+  uint64_t graph_misses_ = 0;
+
+  // Cuts `nodes` into batches that fit the window and the session's tensor table.
+  void prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out);
+  void run_batches(const std::vector<PreparedBatch>& batches, std::span<const graph::Tensor* const> nodes);
 };
 
 }  // namespace hexllm::htp_host

@@ -1,0 +1,125 @@
+// The graph cache: decode calls after the first find their prepared batches (hits), a hit gives
+// the bits a fresh preparation gives (cache on against off, on every architecture family), and a
+// key changes with anything the batches depend on.
+#include "htp-host/graph_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "graph/context.h"
+#include "graph/ops.h"
+#include "hexllm/engine.h"
+#include "htp-host/htp_backend.h"
+#include "synth/synth.h"
+#include "tiny_model.h"
+
+namespace hexllm {
+namespace {
+
+struct DecodeRun {
+  std::vector<float> logits;  // prompt's last row, then each decode step's
+  uint64_t hits = 0, misses = 0;
+};
+
+DecodeRun decode(const std::string& model, const std::string& graph_cache, int steps) {
+  EngineOptions o;
+  o.model_path = model;
+  o.device = "htp";
+  o.n_threads = 2;
+  o.n_ctx = 64;
+  o.htp_transport = "inproc";
+  o.htp_graph_cache = graph_cache;
+  auto e = open_engine(o);
+  auto* htp = dynamic_cast<htp_host::HtpBackend*>(e->backends.front().get());
+  DecodeRun r;
+  const std::vector<int32_t> prompt = {1, 400, 17, 902, 33};
+  e->context->decode(prompt, false);
+  r.logits.assign(e->context->last_logits().begin(), e->context->last_logits().end());
+  int32_t token = 5;
+  for (int i = 0; i < steps; ++i) {
+    e->context->decode(std::span<const int32_t>(&token, 1), false);
+    r.logits.insert(r.logits.end(), e->context->last_logits().begin(), e->context->last_logits().end());
+    token = (token * 31 + 7) % 200;
+  }
+  r.hits = htp->graph_hits();
+  r.misses = htp->graph_misses();
+  return r;
+}
+
+std::string model_of(const std::string& preset) {
+  if (preset == "tiny") return test::tiny_model_path();
+  const std::string path = test::generated_model_path("graph-cache-" + preset);
+  if (!std::filesystem::exists(path)) {
+    synth::GenOptions g;
+    g.preset = preset;
+    g.n_threads = 1;
+    synth::generate_model(g, path);
+  }
+  return path;
+}
+
+class GraphCacheModels : public testing::TestWithParam<std::string> {};
+
+TEST_P(GraphCacheModels, DecodeHitsAndHitsGiveTheBitsOfAFreshPreparation) {
+  const std::string model = model_of(GetParam());
+  const DecodeRun on = decode(model, "on", 6);
+  const DecodeRun off = decode(model, "off", 6);
+  // Prompt and first decode step are new graphs; the other five steps repeat the first.
+  EXPECT_EQ(on.misses, 2u);
+  EXPECT_EQ(on.hits, 5u);
+  EXPECT_EQ(off.hits + off.misses, 0u);
+  ASSERT_EQ(on.logits.size(), off.logits.size());
+  EXPECT_EQ(std::memcmp(on.logits.data(), off.logits.data(), on.logits.size() * sizeof(float)), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, GraphCacheModels, testing::Values("tiny", "tiny-qwen3moe", "tiny-gemma3"),
+                         [](const testing::TestParamInfo<std::string>& i) {
+                           std::string s = i.param;
+                           for (char& c : s) c = c == '-' ? '_' : c;
+                           return s;
+                         });
+
+// Each thing a prepared batch depends on changes the key: op params, shapes, data location.
+TEST(GraphCache, KeyFollowsParamsShapesAndLocations) {
+  graph::Context ctx;
+  graph::Tensor* a = ctx.new_tensor(Type::F32, {8, 4});
+  graph::Tensor* b = ctx.new_tensor(Type::F32, {8, 4});
+  std::vector<float> da(32), db(32);
+  a->data = da.data();
+  b->data = db.data();
+  graph::Tensor* s = graph::scale(ctx, graph::add(ctx, a, b), 2.0f);
+  std::vector<float> out1(32), out2(32);
+  auto key = [&](graph::Tensor* out) {
+    graph::Graph g;
+    g.expand(out);
+    for (graph::Tensor* n : g.nodes())
+      if (n->data == nullptr) n->data = out1.data();
+    std::vector<uint64_t> k;
+    htp_host::GraphCache::key_of(g, &k);
+    return k;
+  };
+  const std::vector<uint64_t> k0 = key(s);
+  EXPECT_EQ(key(s), k0);  // the same graph, the same key
+  s->set_param_f(0, 3.0f);
+  EXPECT_NE(key(s), k0);
+  s->set_param_f(0, 2.0f);
+  EXPECT_EQ(key(s), k0);
+  b->data = out2.data();
+  EXPECT_NE(key(s), k0);
+  b->data = db.data();
+  b->nb[1] = 64;  // another stride
+  EXPECT_NE(key(s), k0);
+}
+
+TEST(GraphCache, StartsOverPastItsBound) {
+  htp_host::GraphCache cache;
+  for (uint64_t i = 0; i <= htp_host::GraphCache::kMaxEntries; ++i) cache.insert({i}, {});
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.find({0}), nullptr);
+  EXPECT_NE(cache.find({htp_host::GraphCache::kMaxEntries}), nullptr);
+}
+
+}  // namespace
+}  // namespace hexllm
