@@ -35,8 +35,10 @@ struct EngineOptions {
   double htp_timeout = 10.0;
   bool htp_restart = false;
   std::string htp_device;
-  // Print device time per op kind (and per-call overhead) to stderr when the engine closes.
+  // Print device time per op kind and the host's phases per call to stderr when the engine
+  // closes; htp_profile_json (a file path) also writes the host numbers as JSON.
   bool htp_profile = false;
+  std::string htp_profile_json;
   // Reuse the prepared batches of a graph seen before (the graph cache): "on" or "off".
   std::string htp_graph_cache = "on";
   // Called while the weights are prepared for the device (bytes done, bytes total).

@@ -46,8 +46,11 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_option("--htp-device", opts.htp_device, "HTP device process binary (default: hexllm-htp next to hexllm)")
       ->envname("HEXLLM_HTP_DEVICE");
   app.add_flag("--htp-profile", opts.htp_profile,
-               "HTP: print device time per op kind and the per-call overhead when the model closes")
+               "HTP: print device time per op kind and the host's time per call phase when the model closes")
       ->envname("HEXLLM_HTP_PROFILE");
+  app.add_option("--htp-profile-json", opts.htp_profile_json,
+                 "HTP: write the host profile (phases, graph cache, coverage) as JSON to this file at exit")
+      ->envname("HEXLLM_HTP_PROFILE_JSON");
   app.add_option("--htp-graph-cache", opts.htp_graph_cache,
                  "HTP: reuse the prepared batches of a graph seen before (on, the default, or off)")
       ->envname("HEXLLM_HTP_GRAPH_CACHE")

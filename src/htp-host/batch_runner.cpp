@@ -12,14 +12,15 @@
 
 namespace hexllm::htp_host {
 
-BatchRunner::BatchRunner(Pool& pool, Transport& transport, bool restart, bool profile)
-    : pool_(pool), transport_(transport), restart_(restart), profile_on_(profile) {
+BatchRunner::BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host)
+    : pool_(pool), transport_(transport), restart_(restart), host_(host) {
   // Up front, so that the window's pinned bytes stay put while batches are cut.
   message_ = pool_.allocate(Region::Messages, window_bank_sizes(transport.window().bytes()).messages / 2);
 }
 
-BatchRunner::~BatchRunner() {
-  if (profile_on_ && !profile_.empty()) profile_.print(stderr);
+uint64_t now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
 bool BatchRunner::has_room_for(const BatchBuilder& batch, const PreparedOp& p) const {
@@ -46,6 +47,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
   if (batch.n_ops() == 0) return;
   htp_message_layout layout{};
   if (!batch.layout(&layout)) fail("HTP: a batch of %u ops does not fit one message", batch.n_ops());
+  const uint64_t t_write = now_ns();
   if (message_->size() < layout.message_size)
     message_ = pool_.allocate(Region::Messages, std::max<size_t>(layout.message_size, 2 * message_->size()));
   batch.write(message_->data(), ++calls_, layout);
@@ -54,7 +56,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
   const bool can_retry = restart_ && transport_.device_pid() != 0;
   if (can_retry) replay_.capture(pool_, message_->data(), layout.message_size);
   htp_status st = HTP_OK;
-  const auto start = std::chrono::steady_clock::now();
+  const uint64_t t_call = now_ns();
   for (int attempt = 0;; ++attempt) {
     try {
       st = transport_.call(message_->data(), layout.message_size);
@@ -69,20 +71,27 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     }
   }
 
+  const uint64_t t_response = now_ns();
   const auto* msg = static_cast<const uint8_t*>(message_->data());
   htp_response rsp{};
   std::memcpy(&rsp, msg + layout.response_offset, sizeof rsp);
   last_op_ns_.resize(batch.n_ops());
   std::memcpy(last_op_ns_.data(), msg + layout.response_offset + sizeof(htp_response),
               last_op_ns_.size() * sizeof(uint64_t));
-  if (profile_on_) {
-    const auto wall = std::chrono::steady_clock::now() - start;
+  if (host_ != nullptr) {
+    const uint64_t wall = t_response - t_call;
     uint64_t ops_ns = 0;
     for (size_t i = 0; i < last_op_ns_.size(); i++) {
-      profile_.add_op(nodes[i]->op, last_op_ns_[i]);
+      ops_.add_op(nodes[i]->op, last_op_ns_[i]);
       ops_ns += last_op_ns_[i];
     }
-    profile_.add_call((uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count(), ops_ns);
+    ops_.add_call(wall, ops_ns);
+    const uint64_t device = std::min(rsp.total_ns, wall);
+    host_->add(HostPhase::Write, t_call - t_write);
+    host_->add(HostPhase::Call, wall - device);
+    host_->add(HostPhase::Device, device);
+    host_->add(HostPhase::Response, now_ns() - t_response);
+    host_->count_ops(batch.ops().data(), batch.n_ops());
   }
   if (st != HTP_OK) {
     const std::string what = strprintf("HTP device (%s) failed with %s", transport_.session().c_str(), htp_status_name(st));

@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "graph/tensor.h"
 #include "htp-host/batch_builder.h"
+#include "htp-host/host_profile.h"
 #include "htp-host/op_prepare.h"
 #include "htp-host/op_profile.h"
 #include "htp-host/pool.h"
@@ -27,8 +28,8 @@ struct PreparedBatch {
 
 class BatchRunner {
  public:
-  BatchRunner(Pool& pool, Transport& transport, bool restart, bool profile);
-  ~BatchRunner();
+  // `host` (nullptr: no profile) hears the phases of every call.
+  BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host);
 
   // Whether `p` fits beside what `batch` holds in the session's tensor table (its tensors
   // counted as new: deduplication can only make room).
@@ -40,6 +41,8 @@ class BatchRunner {
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
   uint64_t calls() const { return calls_; }
   uint64_t restarts() const { return restarts_; }
+  // Device time per op kind (with a host profile only).
+  const OpProfile& op_profile() const { return ops_; }
 
  private:
   [[noreturn]] void fail_call(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes,
@@ -48,13 +51,16 @@ class BatchRunner {
   Pool& pool_;
   Transport& transport_;
   bool restart_;
-  bool profile_on_;
+  HostProfile* host_;
   std::unique_ptr<backend::Buffer> message_;
   std::vector<uint64_t> last_op_ns_;
   ReplayLog replay_;
-  OpProfile profile_;
+  OpProfile ops_;
   uint64_t calls_ = 0;
   uint64_t restarts_ = 0;
 };
+
+// Monotonic nanoseconds (the profile's clock).
+uint64_t now_ns();
 
 }  // namespace hexllm::htp_host

@@ -39,10 +39,45 @@ HtpBackend::HtpBackend(const HtpOptions& opts)
   if (opts_.transport == "inproc") transport_ = make_inproc_transport(pool_, opts_);
   else if (opts_.transport == "process") transport_ = make_process_transport(pool_, opts_);
   else fail("--htp-transport: '%s' is not a transport (inproc, process)", opts_.transport.c_str());
-  runner_ = std::make_unique<BatchRunner>(pool_, *transport_, opts_.restart, opts_.profile);
+  if (opts_.profile || !opts_.profile_json.empty()) host_profile_ = std::make_unique<HostProfile>();
+  runner_ = std::make_unique<BatchRunner>(pool_, *transport_, opts_.restart, host_profile_.get());
 }
 
-HtpBackend::~HtpBackend() = default;
+HtpBackend::~HtpBackend() {
+  if (host_profile_ == nullptr || host_profile_->empty()) return;
+  if (opts_.profile) {
+    runner_->op_profile().print(stderr);
+    host_profile_->print(stderr);
+  }
+  if (!opts_.profile_json.empty()) {
+    try {
+      host_profile_->write_json(opts_.profile_json);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());  // a destructor must not throw
+    }
+  }
+}
+
+// Host time since the previous call returned opens a profiled call.
+void HtpBackend::begin_profiled_call() {
+  if (host_profile_ == nullptr) return;
+  const uint64_t now = now_ns();
+  if (last_return_ns_ != 0) host_profile_->add(HostPhase::Between, now - last_return_ns_);
+  phase_start_ns_ = now;
+}
+
+void HtpBackend::end_phase(HostPhase phase) {
+  if (host_profile_ == nullptr) return;
+  const uint64_t now = now_ns();
+  host_profile_->add(phase, now - phase_start_ns_);
+  phase_start_ns_ = now;
+}
+
+void HtpBackend::end_profiled_call() {
+  if (host_profile_ == nullptr) return;
+  host_profile_->end_call(run_nodes_);
+  last_return_ns_ = now_ns();
+}
 
 std::unique_ptr<backend::Buffer> HtpBackend::alloc_buffer(backend::MemoryKind kind, size_t bytes) {
   return pool_.allocate(region_of(kind), bytes);
@@ -103,16 +138,20 @@ void HtpBackend::run_batches(const std::vector<PreparedBatch>& batches, std::spa
 }
 
 void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
+  begin_profiled_call();
   run_nodes_.clear();
   for (const graph::Tensor* node : nodes)
     if (!graph::op_is_layout(node->op)) run_nodes_.push_back(node);
   std::vector<PreparedBatch> batches;
   prepare_batches(run_nodes_, &batches);
+  end_phase(HostPhase::Prepare);
   run_batches(batches, run_nodes_);
+  end_profiled_call();
 }
 
 bool HtpBackend::compute_graph(const graph::Graph& graph) {
   if (!opts_.graph_cache) return false;
+  begin_profiled_call();
   // Descriptors name banks and offsets: a pool that gained or lost a bank invalidates them.
   if (pool_.generation() != graphs_generation_) {
     graphs_.clear();
@@ -124,10 +163,13 @@ bool HtpBackend::compute_graph(const graph::Graph& graph) {
     if (!graph::op_is_layout(node->op)) run_nodes_.push_back(node);
 
   const PreparedGraph* prepared = graphs_.find(key_);
+  end_phase(HostPhase::Key);
   if (prepared != nullptr) {
     ++graph_hits_;
+    if (host_profile_ != nullptr) host_profile_->graph_hit();
   } else {
     ++graph_misses_;
+    if (host_profile_ != nullptr) host_profile_->graph_miss();
     PreparedGraph fresh;
     fresh.device_takes_all = true;
     PreparedOp p;
@@ -138,9 +180,12 @@ bool HtpBackend::compute_graph(const graph::Graph& graph) {
       }
     if (fresh.device_takes_all) prepare_batches(run_nodes_, &fresh.batches);
     prepared = &graphs_.insert(key_, std::move(fresh));
+    end_phase(HostPhase::Prepare);
   }
+  // A graph the scheduler splits is profiled by the compute() calls it makes.
   if (!prepared->device_takes_all) return false;
   run_batches(prepared->batches, run_nodes_);
+  end_profiled_call();
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include "htp-host/batch_runner.h"
 #include "htp-host/device_weights.h"
 #include "htp-host/graph_cache.h"
+#include "htp-host/host_profile.h"
 #include "htp-host/op_prepare.h"
 #include "htp-host/pool.h"
 #include "htp-host/transport.h"
@@ -23,7 +24,10 @@ struct HtpOptions : SessionOptions {
   std::string transport = "inproc";  // "inproc" or "process" (a hexllm-htp device process)
   bool repack = true;                // repack MUL_MAT weights into kernel tiles at load
   bool restart = false;  // device process: restart a dead or hung device and retry the batch
-  bool profile = false;  // sum device time per op kind; printed to stderr when the backend closes
+  // Device time per op kind and the host's phases per call, printed to stderr when the backend
+  // closes; with profile_json also written there as JSON.
+  bool profile = false;
+  std::string profile_json;
   bool graph_cache = true;  // reuse the prepared batches of a graph seen before
 };
 
@@ -66,6 +70,7 @@ class HtpBackend final : public backend::Backend {
   std::unique_ptr<Transport> transport_;
   DeviceWeights weights_;
   mutable OpPreparer preparer_;  // a cache: supports() is const but may fill it
+  std::unique_ptr<HostProfile> host_profile_;  // with opts_.profile only
   std::unique_ptr<BatchRunner> runner_;
   GraphCache graphs_;
   uint64_t graphs_generation_ = ~0ull;  // pool generation the cached graphs were prepared in
@@ -73,6 +78,12 @@ class HtpBackend final : public backend::Backend {
   std::vector<const graph::Tensor*> run_nodes_;  // scratch: compute nodes of the current graph
   uint64_t graph_hits_ = 0;
   uint64_t graph_misses_ = 0;
+  uint64_t last_return_ns_ = 0;  // when the previous call returned (profile)
+
+  uint64_t phase_start_ns_ = 0;
+  void begin_profiled_call();
+  void end_phase(HostPhase phase);
+  void end_profiled_call();
 
   // Cuts `nodes` into batches that fit the window and the session's tensor table.
   void prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out);

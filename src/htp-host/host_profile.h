@@ -1,0 +1,68 @@
+// Where each graph call's host time goes (--htp-profile): per call, the time of every phase on
+// the host next to the device's own time, as min / p50 / p95 / max over the last calls; graph
+// cache hits and misses; coverage counters (matmuls, fused ops, ops per call); and a long-tail
+// probe that logs the op composition of a call much slower than usual.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/tensor.h"
+#include "htp/abi/htp_abi.h"
+
+namespace hexllm::htp_host {
+
+enum class HostPhase : uint32_t {
+  Between,   // host work since the previous call returned: graph build, sampling, memory plan
+  Key,       // graph key and cache lookup
+  Prepare,   // op preparation and batching (graph cache miss, or no cache)
+  Write,     // batch messages written into the pool
+  Call,      // transport round trips, minus the device's own time
+  Device,    // the device's time for the batches (validation included)
+  Response,  // responses read back
+  Count
+};
+inline constexpr size_t kHostPhases = static_cast<size_t>(HostPhase::Count);
+const char* host_phase_name(HostPhase p);
+
+class HostProfile {
+ public:
+  // The current call's phase times accumulate until end_call().
+  void add(HostPhase p, uint64_t ns) { current_[static_cast<size_t>(p)] += ns; }
+  // Counts the ops of one device batch (coverage counters).
+  void count_ops(const htp_op_desc* ops, uint32_t n);
+  void graph_hit() { ++hits_; }
+  void graph_miss() { ++misses_; }
+  // Closes the call; `nodes` (may be empty) describe it for the long-tail probe.
+  void end_call(const std::vector<const graph::Tensor*>& nodes);
+
+  bool empty() const { return calls_ == 0; }
+  void print(std::FILE* out) const;
+  // The same numbers as JSON; throws hexllm::Error naming the file when it cannot be written.
+  void write_json(const std::string& path) const;
+
+  // Samples kept per phase for the percentiles.
+  static constexpr size_t kWindow = 1024;
+
+ private:
+  struct Stats {
+    uint64_t min = 0, p50 = 0, p95 = 0, max = 0;
+  };
+  Stats stats_of(size_t phase) const;
+  Stats host_stats() const;
+
+  std::array<uint64_t, kHostPhases> current_{};
+  std::array<std::vector<uint64_t>, kHostPhases> samples_;  // ring of kWindow per phase
+  std::vector<uint64_t> host_samples_;                       // everything but Device, per call
+  uint64_t calls_ = 0;
+  uint64_t hits_ = 0, misses_ = 0;
+  std::map<std::string, uint64_t> coverage_;  // opcode name -> ops run
+  uint64_t ops_ = 0;
+  uint64_t tail_logged_ = 0;
+};
+
+}  // namespace hexllm::htp_host
