@@ -41,6 +41,8 @@ struct EngineOptions {
   std::string htp_profile_json;
   // Reuse the prepared batches of a graph seen before (the graph cache): "on" or "off".
   std::string htp_graph_cache = "on";
+  // Fusions the HTP prepare stage may form: "all", "none" or a comma list (e.g. "rms_norm_mul").
+  std::string htp_fuse = "all";
   // Called while the weights are prepared for the device (bytes done, bytes total).
   backend::Progress progress;
 };

@@ -55,6 +55,9 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
                  "HTP: reuse the prepared batches of a graph seen before (on, the default, or off)")
       ->envname("HEXLLM_HTP_GRAPH_CACHE")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--htp-fuse", opts.htp_fuse,
+                 "HTP: fusions the prepare stage may form: all (default), none, or a comma list of: rms_norm_mul")
+      ->envname("HEXLLM_HTP_FUSE");
 }
 
 std::unique_ptr<Engine> open_engine_with_progress(EngineOptions opts) {

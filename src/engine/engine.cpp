@@ -42,6 +42,7 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     if (opts.htp_graph_cache != "on" && opts.htp_graph_cache != "off")
       fail("--htp-graph-cache: '%s' is neither on nor off", opts.htp_graph_cache.c_str());
     ho.graph_cache = opts.htp_graph_cache == "on";
+    ho.fuse = opts.htp_fuse;
     e->backends.push_back(std::make_unique<htp_host::HtpBackend>(ho));
   } else if (opts.device != "ref") {
     fail("--device: unknown device '%s' (available: htp, ref)", opts.device.c_str());

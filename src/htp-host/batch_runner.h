@@ -20,10 +20,11 @@
 
 namespace hexllm::htp_host {
 
-// One call's worth of ops: the message content, and how many graph nodes it runs.
+// One call's worth of ops: the message content, and per op the index (in the run of compute
+// nodes it was prepared from) of the node that names it: a fused op is named by its last node.
 struct PreparedBatch {
   BatchBuilder message;
-  uint32_t n_nodes = 0;
+  std::vector<uint32_t> op_node;
 };
 
 class BatchRunner {
@@ -34,8 +35,8 @@ class BatchRunner {
   // Whether `p` fits beside what `batch` holds in the session's tensor table (its tensors
   // counted as new: deduplication can only make room).
   bool has_room_for(const BatchBuilder& batch, const PreparedOp& p) const;
-  // Runs `batch`, whose ops are those of `nodes` in order (the nodes name errors and profile
-  // lines). Throws naming the node on any failure.
+  // Runs `batch`; nodes[i] names op i in errors and profile lines. Throws naming the node on
+  // any failure.
   void run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes);
 
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }

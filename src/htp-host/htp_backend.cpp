@@ -33,6 +33,7 @@ uint32_t parse_dma_mode(const std::string& text) {
 
 HtpBackend::HtpBackend(const HtpOptions& opts)
     : opts_(clamped(opts)),
+      fuse_(FuseOptions::parse(opts.fuse)),
       pool_(window_bank_sizes(opts.window_bytes)),
       weights_(pool_, opts.window_bytes, opts.repack),
       preparer_(pool_, weights_) {
@@ -103,37 +104,52 @@ void HtpBackend::prepare_batches(std::span<const graph::Tensor* const> nodes, st
   // (docs/DESIGN.md §6) and whose tensors fit the session's table; with the whole model inside
   // the window this is one batch.
   const uint64_t window = transport_->window().bytes();
+  if (plan_.empty())
+    for (uint32_t i = 0; i < nodes.size(); ++i) plan_.push_back({i, 1, HTP_OP_COUNT});
   out->clear();
   out->emplace_back();
-  PreparedOp p;
   uint32_t banks = 0;
-  for (const graph::Tensor* node : nodes) {
-    const uint32_t need = weights_.banks_read_by(*node);
-    const htp_status st = prepare(*node, &p);
-    if (st != HTP_OK)
-      fail("HTP: cannot run %s of node '%s' on the device: %s", graph::op_name(node->op), node->name,
-           htp_status_name(st));
+  auto add = [&](const PreparedOp& p, uint32_t need, uint32_t node) {
     const bool over_window = (banks | need) != banks && !window_fits(pool_, window, banks | need);
     if (over_window) {
-      const std::string what = strprintf("%s of node '%s'", graph::op_name(node->op), node->name);
+      const std::string what = strprintf("%s of node '%s'", graph::op_name(nodes[node]->op), nodes[node]->name);
       window_require(pool_, window, need, what.c_str());
     }
-    if ((over_window || !runner_->has_room_for(out->back().message, p)) && out->back().n_nodes != 0) {
+    if ((over_window || !runner_->has_room_for(out->back().message, p)) && !out->back().op_node.empty()) {
       out->emplace_back();
       banks = 0;
     }
     p.add_to(&out->back().message);
-    out->back().n_nodes++;
+    out->back().op_node.push_back(node);
     banks |= need;
+  };
+  PreparedOp p;
+  for (const PlannedOp& planned : plan_) {
+    const uint32_t first = planned.last + 1 - planned.n_nodes;
+    uint32_t need = 0;
+    for (uint32_t i = first; i <= planned.last; ++i) need |= weights_.banks_read_by(*nodes[i]);
+    if (planned.n_nodes > 1 &&
+        preparer_.prepare_fused(planned.opcode, nodes.subspan(first, planned.n_nodes), hwinfo(), &p) == HTP_OK) {
+      add(p, need, planned.last);
+      continue;
+    }
+    for (uint32_t i = first; i <= planned.last; ++i) {
+      const htp_status st = prepare(*nodes[i], &p);
+      if (st != HTP_OK)
+        fail("HTP: cannot run %s of node '%s' on the device: %s", graph::op_name(nodes[i]->op), nodes[i]->name,
+             htp_status_name(st));
+      add(p, weights_.banks_read_by(*nodes[i]), i);
+    }
   }
-  if (out->back().n_nodes == 0) out->pop_back();
+  plan_.clear();
+  if (out->back().op_node.empty()) out->pop_back();
 }
 
 void HtpBackend::run_batches(const std::vector<PreparedBatch>& batches, std::span<const graph::Tensor* const> nodes) {
-  size_t first = 0;
   for (const PreparedBatch& b : batches) {
-    runner_->run(b.message, nodes.subspan(first, b.n_nodes));
-    first += b.n_nodes;
+    op_nodes_.clear();
+    for (uint32_t i : b.op_node) op_nodes_.push_back(nodes[i]);
+    runner_->run(b.message, op_nodes_);
   }
 }
 
@@ -178,7 +194,10 @@ bool HtpBackend::compute_graph(const graph::Graph& graph) {
         fresh.device_takes_all = false;
         break;
       }
-    if (fresh.device_takes_all) prepare_batches(run_nodes_, &fresh.batches);
+    if (fresh.device_takes_all) {
+      plan_fusions(graph, run_nodes_, fuse_, &plan_);
+      prepare_batches(run_nodes_, &fresh.batches);
+    }
     prepared = &graphs_.insert(key_, std::move(fresh));
     end_phase(HostPhase::Prepare);
   }

@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "htp-host/batch_runner.h"
 #include "htp-host/device_weights.h"
+#include "htp-host/fusion.h"
 #include "htp-host/graph_cache.h"
 #include "htp-host/host_profile.h"
 #include "htp-host/op_prepare.h"
@@ -29,6 +30,7 @@ struct HtpOptions : SessionOptions {
   bool profile = false;
   std::string profile_json;
   bool graph_cache = true;  // reuse the prepared batches of a graph seen before
+  std::string fuse = "all";  // fusions the prepare stage may form (fusion.h)
 };
 
 // "async", "inline", "zero-copy".
@@ -66,6 +68,7 @@ class HtpBackend final : public backend::Backend {
 
  private:
   HtpOptions opts_;
+  FuseOptions fuse_;
   Pool pool_;
   std::unique_ptr<Transport> transport_;
   DeviceWeights weights_;
@@ -85,7 +88,12 @@ class HtpBackend final : public backend::Backend {
   void end_phase(HostPhase phase);
   void end_profiled_call();
 
-  // Cuts `nodes` into batches that fit the window and the session's tensor table.
+  std::vector<PlannedOp> plan_;  // scratch: the current run's device ops
+  std::vector<const graph::Tensor*> op_nodes_;  // scratch: the node naming each op of a batch
+
+  // Prepares the planned ops of `nodes` (plan_; one per node when it is empty) and cuts them
+  // into batches that fit the window and the session's tensor table. A fused op the device
+  // refuses is prepared as its separate nodes. Throws naming a node the device cannot run.
   void prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out);
   void run_batches(const std::vector<PreparedBatch>& batches, std::span<const graph::Tensor* const> nodes);
 };

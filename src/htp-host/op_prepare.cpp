@@ -50,20 +50,39 @@ bool OpPreparer::describe(const graph::Tensor& t, htp_tensor* out) const {
 htp_status OpPreparer::prepare(const graph::Tensor& node, const htp_hwinfo& hw, PreparedOp* out) {
   const OpRoute route = route_op(node.op);
   if (route.build == nullptr) return HTP_ERR_NO_SUPPORT;
+  return prepare_desc(static_cast<int32_t>(node.op), route.opcode, route.build, node, node.src, node, hw, out);
+}
+
+htp_status OpPreparer::prepare_fused(uint32_t opcode, std::span<const graph::Tensor* const> group, const htp_hwinfo& hw,
+                                     PreparedOp* out) {
+  const graph::Tensor* srcs[graph::kMaxSrc] = {};
+  if (opcode == HTP_OP_RMS_NORM_MUL && group.size() == 2) {
+    // rms_norm(x) * w: the norm's params (eps), x, the MUL's weight row, the MUL's result.
+    srcs[0] = group[0]->src[0];
+    srcs[1] = group[1]->src[1];
+    return prepare_desc(kFusedKeyBase + static_cast<int32_t>(opcode), opcode, build_norm, *group[0], srcs,
+                        *group[1], hw, out);
+  }
+  return HTP_ERR_NO_SUPPORT;
+}
+
+htp_status OpPreparer::prepare_desc(int32_t key_op, uint32_t opcode, OpBuilder build, const graph::Tensor& params_node,
+                                    const graph::Tensor* const* srcs, const graph::Tensor& dst, const htp_hwinfo& hw,
+                                    PreparedOp* out) {
   out->src_mask = 0;
   const htp_tensor* src_ptr[HTP_MAX_SRC] = {};
   for (int k = 0; k < graph::kMaxSrc; ++k) {
-    if (node.src[k] == nullptr) continue;
-    if (!describe(*node.src[k], &out->src[k])) return HTP_ERR_NO_SUPPORT;
+    if (srcs[k] == nullptr) continue;
+    if (!describe(*srcs[k], &out->src[k])) return HTP_ERR_NO_SUPPORT;
     src_ptr[k] = &out->src[k];
     out->src_mask |= 1u << k;
   }
-  if (!describe(node, &out->dst) || (out->dst.flags & HTP_TENSOR_WEIGHT) != 0) return HTP_ERR_NO_SUPPORT;
+  if (!describe(dst, &out->dst) || (out->dst.flags & HTP_TENSOR_WEIGHT) != 0) return HTP_ERR_NO_SUPPORT;
 
   OpKey key{};
-  key.op = static_cast<int32_t>(node.op);
+  key.op = key_op;
   key.src_mask = out->src_mask;
-  std::memcpy(key.params, node.params, sizeof key.params);
+  std::memcpy(key.params, params_node.params, sizeof key.params);
   for (int k = 0; k < graph::kMaxSrc; ++k)
     if (src_ptr[k] != nullptr) key.src[k] = out->src[k];
   key.dst = out->dst;
@@ -76,12 +95,12 @@ htp_status OpPreparer::prepare(const graph::Tensor& node, const htp_hwinfo& hw, 
   std::memset(&op, 0, sizeof op);
   for (uint16_t& s : op.src) s = HTP_NO_TENSOR;
   op.dst = HTP_NO_TENSOR;
-  op.opcode = route.opcode;
-  static_assert(sizeof(op.params) == sizeof(node.params), "op params are passed verbatim");
-  std::memcpy(op.params, node.params, sizeof op.params);
-  const OpBuild b{node, {src_ptr[0], src_ptr[1], src_ptr[2], src_ptr[3], src_ptr[4], src_ptr[5]}, &out->dst,
+  op.opcode = opcode;
+  static_assert(sizeof(op.params) == sizeof(params_node.params), "op params are passed verbatim");
+  std::memcpy(op.params, params_node.params, sizeof op.params);
+  const OpBuild b{params_node, {src_ptr[0], src_ptr[1], src_ptr[2], src_ptr[3], src_ptr[4], src_ptr[5]}, &out->dst,
                   hw.n_threads, hw.vtcm_size};
-  const htp_status st = route.build(b, &op);
+  const htp_status st = build(b, &op);
   cache_.insert(key, {st, op});
   return st;
 }

@@ -3,9 +3,12 @@
 // cached by content (op_cache.h), so a repeated graph runs no builder.
 #pragma once
 
+#include <span>
+
 #include "graph/tensor.h"
 #include "htp-host/batch_builder.h"
 #include "htp-host/device_weights.h"
+#include "htp-host/op_builders.h"
 #include "htp-host/op_cache.h"
 #include "htp-host/pool.h"
 #include "htp/abi/htp_abi.h"
@@ -35,10 +38,19 @@ class OpPreparer {
   // Prepares the op of `node` for a session of `hw`; the status says why when the device
   // cannot run it.
   htp_status prepare(const graph::Tensor& node, const htp_hwinfo& hw, PreparedOp* out);
+  // Prepares the fused op `opcode` for the nodes of `group` (fusion.h), or says why not.
+  htp_status prepare_fused(uint32_t opcode, std::span<const graph::Tensor* const> group, const htp_hwinfo& hw,
+                           PreparedOp* out);
   // Distinct ops whose descriptors were built: a repeated graph adds none.
   size_t cached_ops() const { return cache_.size(); }
 
  private:
+  // Cache keys of fused ops: past every graph op.
+  static constexpr int32_t kFusedKeyBase = 1 << 16;
+  htp_status prepare_desc(int32_t key_op, uint32_t opcode, OpBuilder build, const graph::Tensor& params_node,
+                          const graph::Tensor* const* srcs, const graph::Tensor& dst, const htp_hwinfo& hw,
+                          PreparedOp* out);
+
   const Pool& pool_;
   const DeviceWeights& weights_;
   OpCache cache_;

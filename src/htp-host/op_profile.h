@@ -5,14 +5,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <string>
 
-#include "graph/graph.h"
 
 namespace hexllm::htp_host {
 
 class OpProfile {
  public:
-  void add_op(graph::Op op, uint64_t ns) {
+  // `op`: the device op's name (fused ops are named as themselves).
+  void add_op(const char* op, uint64_t ns) {
     Entry& e = ops_[op];
     e.count++;
     e.ns += ns;
@@ -32,7 +33,7 @@ class OpProfile {
     uint64_t count = 0;
     uint64_t ns = 0;
   };
-  std::map<graph::Op, Entry> ops_;
+  std::map<std::string, Entry> ops_;
   uint64_t calls_ = 0;
   uint64_t wall_ns_ = 0;
   uint64_t ops_ns_ = 0;

@@ -34,6 +34,7 @@ std::vector<DeviceConfig> standard_configs();
 
 struct OpResult {
   bool supported = false;  // the HTP backend took every compute node
+  uint32_t device_ops = 0;  // ops of the device's last call (fewer than nodes where ops fused)
   double nmse = 0.0;       // over the output tensor (F32/F16 outputs)
   int64_t mismatches = 0;  // differing elements (integer outputs)
   std::string unsupported;  // the first node the device refused
