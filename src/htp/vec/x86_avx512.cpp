@@ -1,0 +1,245 @@
+// x86 AVX-512 (F/BW/VL/VNNI) kernels. GEMV and the K-quant GEMM are the AVX-VNNI kernels in
+// their EVEX form (GEMV is bound by memory, not by the dot units); the GEMM of the 32-element
+// block types works on zmm: 2 row tiles side by side (16 rows, lanes 0..7 tile t, 8..15 tile
+// t+1) times NC activation rows, each group vector meeting a 4-byte activation broadcast that
+// vpdpbusd takes straight from memory. Per block and lane this is the same integer sum and the
+// same float fma as every other path (vec.h), so results are bit-identical.
+// Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; only called after
+// htp_vec_select() has seen those features and the OS's ZMM state support.
+#define VEC_DOT 2
+// GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
+// pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "htp/vec/x86_kernels.h"
+
+namespace hexllm::htp {
+namespace {
+
+VEC_INLINE __m512i zload2(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_inserti64x4(_mm512_zextsi256_si512(load(t0)), load(t1), 1);
+}
+VEC_INLINE __m512 zf16x16(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_zextsi128_si256(load128(t0)), load128(t1), 1));
+}
+VEC_INLINE __m512i znib_lo(__m512i v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
+VEC_INLINE __m512i znib_hi(__m512i v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F)); }
+template <int S>
+VEC_INLINE __m512i zshl16(__m512i x) {
+  if constexpr (S > 0)
+    return _mm512_slli_epi16(x, S);
+  else if constexpr (S < 0)
+    return _mm512_srli_epi16(x, -S);
+  else
+    return x;
+}
+// Bit 4 of group G's codes from an H5 vector (bit G of each byte).
+template <int G>
+VEC_INLINE __m512i zh5_bits(__m512i h) {
+  return _mm512_and_si512(zshl16<4 - G>(h), _mm512_set1_epi8(0x10));
+}
+// Signed values (+128 as unsigned bytes) of 4-bit codes through a 16-entry table.
+template <const int8_t (&Table)[16]>
+VEC_INLINE __m512i zlut16(__m512i codes) {
+  const __m512i t = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i*)Table));
+  return _mm512_xor_si512(_mm512_shuffle_epi8(t, codes), _mm512_set1_epi8(-128));
+}
+VEC_INLINE __m512 ze8m0_half_x16(const uint8_t* t0, const uint8_t* t1) {
+  int64_t v0, v1;
+  __builtin_memcpy(&v0, t0, 8);
+  __builtin_memcpy(&v1, t1, 8);
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_set_epi64x(v1, v0));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i tiny = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  const __mmask16 is_tiny = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(is_tiny, normal, tiny));
+}
+
+// zmm policies: groups<V>() gives the unsigned value vectors of groups 2V and 2V+1 of both
+// tiles; kZero is what comes off each block sum (format zero-point, or the +128 offset).
+struct ZQ4_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q4_0_X8;
+  static constexpr int kZero = 8;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
+    g0 = znib_lo(v);
+    g1 = znib_hi(v);
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 128, b1 + 128); }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+struct ZQ4_1 : ZQ4_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q4_1_X8;
+  static constexpr int kZero = 0;
+  static constexpr bool kMin = true;
+  static VEC_INLINE __m512 minv(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 144, b1 + 144); }
+};
+struct ZQ5_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q5_0_X8;
+  static constexpr int kZero = 16;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V), h = zload2(b0 + 128, b1 + 128);
+    g0 = _mm512_or_si512(znib_lo(v), zh5_bits<2 * V>(h));
+    g1 = _mm512_or_si512(znib_hi(v), zh5_bits<2 * V + 1>(h));
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 160, b1 + 160); }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+struct ZQ5_1 : ZQ5_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q5_1_X8;
+  static constexpr int kZero = 0;
+  static constexpr bool kMin = true;
+  static VEC_INLINE __m512 minv(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 176, b1 + 176); }
+};
+struct ZQ8_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q8_0_X8;
+  static constexpr int kZero = 128;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    g0 = _mm512_xor_si512(zload2(b0 + 64 * V, b1 + 64 * V), _mm512_set1_epi8(-128));
+    g1 = _mm512_xor_si512(zload2(b0 + 64 * V + 32, b1 + 64 * V + 32), _mm512_set1_epi8(-128));
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 256, b1 + 256); }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+template <uint32_t T, const int8_t (&Table)[16]>
+struct ZLut4 {
+  static constexpr uint32_t kTile = T;
+  static constexpr int kZero = 128;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
+    g0 = zlut16<Table>(znib_lo(v));
+    g1 = zlut16<Table>(znib_hi(v));
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) {
+    if constexpr (T == HTP_TILE_MXFP4_X8)
+      return ze8m0_half_x16(b0 + 128, b1 + 128);
+    else
+      return zf16x16(b0 + 128, b1 + 128);
+  }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+using ZIQ4_NL = ZLut4<HTP_TILE_IQ4_NL_X8, quant::kIq4nlValues>;
+using ZMXFP4 = ZLut4<HTP_TILE_MXFP4_X8, quant::kMxfp4Values>;
+
+VEC_INLINE __m512i bcast4z(const int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+template <class P, int NC, int V>
+VEC_INLINE void zstep(const uint8_t* b0, const uint8_t* b1, const htp_act_q8_32* const* a, uint32_t b,
+                      __m512i* s32) {
+  __m512i g0, g1;
+  P::template groups<V>(b0, b1, g0, g1);
+  for (int c = 0; c < NC; c++) {
+    s32[c] = _mm512_dpbusd_epi32(s32[c], g0, bcast4z(a[c][b].q + 8 * V));
+    s32[c] = _mm512_dpbusd_epi32(s32[c], g1, bcast4z(a[c][b].q + 8 * V + 4));
+  }
+}
+
+// 16 rows (tiles t0, t0+1) x NC activation rows over all K blocks.
+template <class P, int NC>
+VEC_INLINE void zpair(const uint8_t* t0, size_t rb, const htp_act_q8_32* const* a, uint32_t nb, __m512* acc) {
+  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
+  for (uint32_t b = 0; b < nb; b++) {
+    const uint8_t* b0 = t0 + (size_t)b * kBB;
+    const uint8_t* b1 = b0 + rb;
+    // The zero-point starts each lane's block sum, so no subtraction follows the products.
+    __m512i s32[NC];
+    for (int c = 0; c < NC; c++) s32[c] = _mm512_set1_epi32(-P::kZero * a[c][b].sum);
+    zstep<P, NC, 0>(b0, b1, a, b, s32);
+    zstep<P, NC, 1>(b0, b1, a, b, s32);
+    zstep<P, NC, 2>(b0, b1, a, b, s32);
+    zstep<P, NC, 3>(b0, b1, a, b, s32);
+    const __m512 dw = P::scale(b0, b1);
+    for (int c = 0; c < NC; c++) {
+      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(a[c][b].d)), _mm512_cvtepi32_ps(s32[c]), acc[c]);
+      if constexpr (P::kMin)
+        acc[c] = _mm512_fmadd_ps(P::minv(b0, b1), _mm512_set1_ps(a[c][b].d * (float)a[c][b].sum), acc[c]);
+    }
+  }
+}
+
+// NC activation rows against all row tiles: tile pairs on zmm, a last odd tile on ymm.
+template <class P, int NC>
+void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
+                uint32_t k, uint32_t nrows) {
+  constexpr uint32_t T = P::kTile;
+  const uint32_t nb = k / 32;
+  const size_t rb = htp_tile_row_bytes(T, k);
+  const htp_act_q8_32* a[NC];
+  for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_32*)(act + c * act_stride);
+  uint32_t t = 0;
+  for (; t * R + R < nrows; t += 2) {
+    __m512 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
+    zpair<P, NC>(w + t * rb, rb, a, nb, acc);
+    const uint32_t n = nrows - t * R;
+    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+  }
+  if (t * R < nrows) {
+    __m256 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
+    tile_any<T, 1, NC>(w + t * rb, rb, a, nb, acc);
+    for (int c = 0; c < NC; c++) store_rows(dst + c * dst_stride + t * R, acc[c], nrows - t * R);
+  }
+}
+
+// Columns per pass: each weight vector is unpacked once for NC activation rows; NC chains of
+// dependent vpdpbusd per block keep both dot units fed.
+constexpr int kZCols = 8;
+
+template <class P, int NC>
+VEC_INLINE void zgemm_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
+                           size_t dst_stride, uint32_t k, uint32_t nrows) {
+  if constexpr (NC > 0) {
+    if (left == (uint32_t)NC)
+      zgemm_cols<P, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
+    else
+      zgemm_tail<P, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
+  }
+}
+
+template <class P>
+void zgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst, size_t dst_stride,
+           uint32_t k, uint32_t nrows) {
+  uint32_t c = 0;
+  for (; c + kZCols <= nact; c += kZCols)
+    zgemm_cols<P, kZCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  if (c < nact)
+    zgemm_tail<P, kZCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
+                              k, nrows);
+}
+
+constexpr vec_kernels avx512_table() {
+  vec_kernels k = x86_table("avx512");
+  auto set = [&k](uint32_t tile, vec_gemm_fn f) { k.mm[tile - HTP_TILE_FIRST].gemm = f; };
+  set(HTP_TILE_Q4_0_X8, zgemm<ZQ4_0>);
+  set(HTP_TILE_Q4_1_X8, zgemm<ZQ4_1>);
+  set(HTP_TILE_Q5_0_X8, zgemm<ZQ5_0>);
+  set(HTP_TILE_Q5_1_X8, zgemm<ZQ5_1>);
+  set(HTP_TILE_Q8_0_X8, zgemm<ZQ8_0>);
+  set(HTP_TILE_IQ4_NL_X8, zgemm<ZIQ4_NL>);
+  set(HTP_TILE_MXFP4_X8, zgemm<ZMXFP4>);
+  return k;
+}
+
+}  // namespace
+
+const vec_kernels* vec_avx512_kernels() {
+  static constexpr vec_kernels k = avx512_table();
+  return &k;
+}
+
+}  // namespace hexllm::htp
