@@ -198,7 +198,7 @@ void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* 
 
 // Columns per pass: each weight vector is unpacked once for NC activation rows; NC chains of
 // dependent vpdpbusd per block keep both dot units fed.
-constexpr int kZCols = 8;
+constexpr int kZCols = 12;
 
 template <class P, int NC>
 VEC_INLINE void zgemm_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
