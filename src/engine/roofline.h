@@ -8,9 +8,9 @@ namespace hexllm {
 struct Roofline {
   int threads = 1;
   double read_gbps = 0;      // GB/s (1e9 bytes) streaming a buffer far larger than the caches
-  double int8_gops = 0;      // int8 ops/s (a multiply-add counts 2), register-only, all threads
+  double int8_gops = 0;      // int8 ops/s (a multiply-add counts 2), register-only, all threads (per-thread CPU time)
   const char* int8_isa = "";  // the instruction the peak was measured with (the CPU's best)
-  double f32_gflops = 0;      // F32 FMA peak (a fused multiply-add counts 2), all threads
+  double f32_gflops = 0;      // F32 FMA peak (a fused multiply-add counts 2), as int8_gops
   const char* f32_isa = "";
 };
 
