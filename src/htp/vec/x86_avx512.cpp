@@ -1,6 +1,6 @@
-// x86 AVX-512 (F/BW/VL/VNNI) kernels. GEMV and the K-quant GEMM are the AVX-VNNI kernels in
+// x86 AVX-512 (F/BW/VL/VNNI) kernels. GEMV and the Q6_K GEMM are the AVX-VNNI kernels in
 // their EVEX form (GEMV is bound by memory, not by the dot units); the GEMM of the 32-element
-// block types works on zmm: 2 row tiles side by side (16 rows, lanes 0..7 tile t, 8..15 tile
+// block types, Q4_K and Q5_K works on zmm: 2 row tiles side by side (16 rows, lanes 0..7 tile t, 8..15 tile
 // t+1) times NC activation rows, each group vector meeting a 4-byte activation broadcast that
 // vpdpbusd takes straight from memory. Per block and lane this is the same integer sum and the
 // same float fma as every other path (vec.h), so results are bit-identical.
@@ -222,6 +222,135 @@ void zgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nac
                               k, nrows);
 }
 
+// ---- K-quants on zmm: 16 rows (2 tiles) x NC activation rows per 256-element super-block ----
+//
+// Each sub-block's integer dot is built from vpdpbusd chains short enough that every lane's
+// sum fits in int16 (Q4_K: 16 elements x 15 x 127 = 30480; Q5_K: 8 x 31 x 127 = 31496). The
+// int32 lane then reads as (its value, sign) in int16 halves, so vpdpwssd with (scale, 0)
+// multiplies it by the row's 6-bit scale and adds it to the super-block sum: exact, no vpmulld.
+
+// Sub-block pair p's bytes of both tiles (16 B each, byte 2r+h = sub-block 2p+h of row r) as
+// 16 dwords of two int16 halves.
+VEC_INLINE __m512i zpairs16(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_cvtepu8_epi16(_mm256_inserti128_si256(_mm256_zextsi128_si256(load128(t0)), load128(t1), 1));
+}
+
+template <bool Q5, int NC, int V>
+VEC_INLINE void zk45_step(const uint8_t* b0, const uint8_t* b1, uint32_t s, const htp_act_q8_256* const* a,
+                          uint32_t b, __m512i* part) {
+  constexpr uint32_t kChunk = Q5 ? 160 : 128;
+  const __m512i v = zload2(b0 + kChunk * s + 32 * V, b1 + kChunk * s + 32 * V);
+  __m512i g0 = znib_lo(v), g1 = znib_hi(v);
+  if constexpr (Q5) {
+    const __m512i h = zload2(b0 + kChunk * s + 128, b1 + kChunk * s + 128);
+    g0 = _mm512_or_si512(g0, zh5_bits<2 * V>(h));
+    g1 = _mm512_or_si512(g1, zh5_bits<2 * V + 1>(h));
+  }
+  for (int c = 0; c < NC; c++) {
+    const int8_t* q = a[c][b].q + 32 * s + 8 * V;
+    part[c] = _mm512_dpbusd_epi32(part[c], g0, bcast4z(q));
+    part[c] = _mm512_dpbusd_epi32(part[c], g1, bcast4z(q + 4));
+  }
+}
+
+// Adds scale x part to s32 and clears part.
+template <int NC>
+VEC_INLINE void zk_scale(__m512i* s32, __m512i* part, __m512i sc) {
+  for (int c = 0; c < NC; c++) {
+    s32[c] = _mm512_dpwssd_epi32(s32[c], part[c], sc);
+    part[c] = _mm512_setzero_si512();
+  }
+}
+
+template <bool Q5, int NC>
+VEC_INLINE void zk45(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* a, uint32_t nb, __m512* acc) {
+  using P = PK45<Q5>;
+  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
+  const __m512i lo16 = _mm512_set1_epi32(0xffff);
+  for (uint32_t b = 0; b < nb; b++) {
+    const uint8_t* b0 = t0 + (size_t)b * kBB;
+    const uint8_t* b1 = b0 + rb;
+    __m512i s32[NC], part[NC];
+    for (int c = 0; c < NC; c++) s32[c] = part[c] = _mm512_setzero_si512();
+    for (uint32_t p = 0; p < 4; p++) {
+      const __m512i scp = zpairs16(b0 + P::kSc + 16 * p, b1 + P::kSc + 16 * p);
+      for (uint32_t h = 0; h < 2; h++) {
+        const uint32_t s = 2 * p + h;
+        const __m512i sc = h == 0 ? _mm512_and_si512(scp, lo16) : _mm512_srli_epi32(scp, 16);
+        zk45_step<Q5, NC, 0>(b0, b1, s, a, b, part);
+        if constexpr (Q5) zk_scale<NC>(s32, part, sc);
+        zk45_step<Q5, NC, 1>(b0, b1, s, a, b, part);
+        zk_scale<NC>(s32, part, sc);
+        zk45_step<Q5, NC, 2>(b0, b1, s, a, b, part);
+        if constexpr (Q5) zk_scale<NC>(s32, part, sc);
+        zk45_step<Q5, NC, 3>(b0, b1, s, a, b, part);
+        zk_scale<NC>(s32, part, sc);
+      }
+    }
+    const __m512 d = zf16x16(b0 + P::kD, b1 + P::kD), dmin = zf16x16(b0 + P::kDmin, b1 + P::kDmin);
+    for (int c = 0; c < NC; c++) {
+      __m512i mins = _mm512_setzero_si512();
+      for (uint32_t p = 0; p < 4; p++) {
+        int32_t sp;
+        __builtin_memcpy(&sp, a[c][b].sum32 + 2 * p, 4);
+        mins = _mm512_dpwssd_epi32(mins, zpairs16(b0 + P::kMn + 16 * p, b1 + P::kMn + 16 * p),
+                                   _mm512_set1_epi32(sp));
+      }
+      const __m512 da = _mm512_set1_ps(a[c][b].d);
+      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(d, da), _mm512_cvtepi32_ps(s32[c]), acc[c]);
+      acc[c] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, da), _mm512_cvtepi32_ps(mins), acc[c]);
+    }
+  }
+}
+
+template <uint32_t T, int NC>
+void zkgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
+                 uint32_t k, uint32_t nrows) {
+  const uint32_t nb = k / 256;
+  const size_t rb = htp_tile_row_bytes(T, k);
+  const htp_act_q8_256* a[NC];
+  for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_256*)(act + c * act_stride);
+  uint32_t t = 0;
+  for (; t * R + R < nrows; t += 2) {
+    __m512 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
+    zk45<T == HTP_TILE_Q5_K_X8, NC>(w + t * rb, rb, a, nb, acc);
+    const uint32_t n = nrows - t * R;
+    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+  }
+  if (t * R < nrows) {
+    __m256 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
+    tile_any<T, 1, NC>(w + t * rb, rb, a, nb, acc);
+    for (int c = 0; c < NC; c++) store_rows(dst + c * dst_stride + t * R, acc[c], nrows - t * R);
+  }
+}
+
+constexpr int kZKCols = 8;
+
+template <uint32_t T, int NC>
+VEC_INLINE void zkgemm_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
+                            size_t dst_stride, uint32_t k, uint32_t nrows) {
+  if constexpr (NC > 0) {
+    if (left == (uint32_t)NC)
+      zkgemm_cols<T, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
+    else
+      zkgemm_tail<T, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
+  }
+}
+
+template <uint32_t T>
+void zkgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
+            size_t dst_stride, uint32_t k, uint32_t nrows) {
+  uint32_t c = 0;
+  for (; c + kZKCols <= nact; c += kZKCols)
+    zkgemm_cols<T, kZKCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  if (c < nact)
+    zkgemm_tail<T, kZKCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
+                                k, nrows);
+}
+
 constexpr vec_kernels avx512_table() {
   vec_kernels k = x86_table("avx512");
   auto set = [&k](uint32_t tile, vec_gemm_fn f) { k.mm[tile - HTP_TILE_FIRST].gemm = f; };
@@ -232,6 +361,8 @@ constexpr vec_kernels avx512_table() {
   set(HTP_TILE_Q8_0_X8, zgemm<ZQ8_0>);
   set(HTP_TILE_IQ4_NL_X8, zgemm<ZIQ4_NL>);
   set(HTP_TILE_MXFP4_X8, zgemm<ZMXFP4>);
+  set(HTP_TILE_Q4_K_X8, zkgemm<HTP_TILE_Q4_K_X8>);
+  set(HTP_TILE_Q5_K_X8, zkgemm<HTP_TILE_Q5_K_X8>);
   return k;
 }
 
