@@ -1,9 +1,9 @@
-// x86 AVX-512 (F/BW/VL/VNNI) kernels. GEMV and the Q6_K GEMM are the AVX-VNNI kernels in
-// their EVEX form (GEMV is bound by memory, not by the dot units); the GEMM of the 32-element
-// block types, Q4_K and Q5_K works on zmm: 2 row tiles side by side (16 rows, lanes 0..7 tile t, 8..15 tile
-// t+1) times NC activation rows, each group vector meeting a 4-byte activation broadcast that
-// vpdpbusd takes straight from memory. Per block and lane this is the same integer sum and the
-// same float fma as every other path (vec.h), so results are bit-identical.
+// x86 AVX-512 (F/BW/VL/VNNI) kernels. GEMV is the AVX-VNNI kernel in its EVEX form (it is
+// bound by memory, not by the dot units). The GEMM of every quantized type works on zmm: 2 row
+// tiles side by side (16 rows, lanes 0..7 tile t, 8..15 tile t+1) times NC activation rows,
+// each group vector meeting a 4-byte activation broadcast that vpdpbusd takes straight from
+// memory. Per block and lane this is the same integer sum and the same float fma as every
+// other path (vec.h), so results are bit-identical.
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; only called after
 // htp_vec_select() has seen those features and the OS's ZMM state support.
 #define VEC_DOT 2
@@ -303,6 +303,56 @@ VEC_INLINE void zk45(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* 
   }
 }
 
+// Q6_K: 16 sub-blocks of 16 (codes 0..63, int8 scales). A sub-block's sum can exceed int16,
+// so it is scaled with vpmulld; the -32 zero-point goes through the activation sums per 16.
+template <int I>
+VEC_INLINE __m512i zh6_bits(__m512i h) {
+  return _mm512_and_si512(zshl16<4 - 2 * I>(h), _mm512_set1_epi8(0x30));
+}
+VEC_INLINE __m512i zpairs16s(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_cvtepi8_epi16(_mm256_inserti128_si256(_mm256_zextsi128_si256(load128(t0)), load128(t1), 1));
+}
+
+template <int NC>
+VEC_INLINE void zk6(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* a, uint32_t nb, __m512* acc) {
+  constexpr uint32_t kBB = htp_tile_info(HTP_TILE_Q6_K_X8).block_bytes;
+  for (uint32_t b = 0; b < nb; b++) {
+    const uint8_t* b0 = t0 + (size_t)b * kBB;
+    const uint8_t* b1 = b0 + rb;
+    __m512i s32[NC];
+    for (int c = 0; c < NC; c++) s32[c] = _mm512_setzero_si512();
+    for (uint32_t u = 0; u < 16; u++) {
+      const __m512i scp = zpairs16s(b0 + 1536 + 16 * (u / 2), b1 + 1536 + 16 * (u / 2));
+      const __m512i sc = u % 2 == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16) : _mm512_srai_epi32(scp, 16);
+      const __m512i v0 = zload2(b0 + 96 * u, b1 + 96 * u), v1 = zload2(b0 + 96 * u + 32, b1 + 96 * u + 32);
+      const __m512i h = zload2(b0 + 96 * u + 64, b1 + 96 * u + 64);
+      const __m512i g0 = _mm512_or_si512(znib_lo(v0), zh6_bits<0>(h));
+      const __m512i g1 = _mm512_or_si512(znib_hi(v0), zh6_bits<1>(h));
+      const __m512i g2 = _mm512_or_si512(znib_lo(v1), zh6_bits<2>(h));
+      const __m512i g3 = _mm512_or_si512(znib_hi(v1), zh6_bits<3>(h));
+      for (int c = 0; c < NC; c++) {
+        const int8_t* q = a[c][b].q + 16 * u;
+        __m512i part = _mm512_dpbusd_epi32(_mm512_setzero_si512(), g0, bcast4z(q));
+        part = _mm512_dpbusd_epi32(part, g1, bcast4z(q + 4));
+        part = _mm512_dpbusd_epi32(part, g2, bcast4z(q + 8));
+        part = _mm512_dpbusd_epi32(part, g3, bcast4z(q + 12));
+        s32[c] = _mm512_add_epi32(s32[c], _mm512_mullo_epi32(part, sc));
+      }
+    }
+    const __m512 d = zf16x16(b0 + 1664, b1 + 1664);
+    for (int c = 0; c < NC; c++) {
+      __m512i corr = _mm512_setzero_si512();
+      for (uint32_t p = 0; p < 8; p++) {
+        int32_t sp;
+        __builtin_memcpy(&sp, a[c][b].sum16 + 2 * p, 4);
+        corr = _mm512_dpwssd_epi32(corr, zpairs16s(b0 + 1536 + 16 * p, b1 + 1536 + 16 * p), _mm512_set1_epi32(sp));
+      }
+      const __m512i isum = _mm512_sub_epi32(s32[c], _mm512_slli_epi32(corr, 5));
+      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[c][b].d)), _mm512_cvtepi32_ps(isum), acc[c]);
+    }
+  }
+}
+
 template <uint32_t T, int NC>
 void zkgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
                  uint32_t k, uint32_t nrows) {
@@ -314,7 +364,10 @@ void zkgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float*
   for (; t * R + R < nrows; t += 2) {
     __m512 acc[NC];
     for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
-    zk45<T == HTP_TILE_Q5_K_X8, NC>(w + t * rb, rb, a, nb, acc);
+    if constexpr (T == HTP_TILE_Q6_K_X8)
+      zk6<NC>(w + t * rb, rb, a, nb, acc);
+    else
+      zk45<T == HTP_TILE_Q5_K_X8, NC>(w + t * rb, rb, a, nb, acc);
     const uint32_t n = nrows - t * R;
     const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
     for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
@@ -363,6 +416,7 @@ constexpr vec_kernels avx512_table() {
   set(HTP_TILE_MXFP4_X8, zgemm<ZMXFP4>);
   set(HTP_TILE_Q4_K_X8, zkgemm<HTP_TILE_Q4_K_X8>);
   set(HTP_TILE_Q5_K_X8, zkgemm<HTP_TILE_Q5_K_X8>);
+  set(HTP_TILE_Q6_K_X8, zkgemm<HTP_TILE_Q6_K_X8>);
   return k;
 }
 
