@@ -87,6 +87,7 @@ int bench(const BenchOptions& o) {
   if (o.n_prompt < 0 || o.n_gen < 0 || (o.n_prompt == 0 && o.n_gen == 0)) fail("-p and -n: nothing to run");
   const std::vector<int> thread_list = parse_threads(o.threads.empty() ? std::to_string(default_thread_count()) : o.threads);
 
+  std::printf("kernels: %s\n\n", kernel_path_note().c_str());
   std::printf("| %-24s | %10s | %8s | %-7s | %7s | %6s | %16s |\n", "model", "size", "params", "backend", "threads",
               "test", "t/s");
   std::printf("| %s | %s: | %s: | %s | %s: | %s: | %s: |\n", std::string(24, '-').c_str(), std::string(9, '-').c_str(),
@@ -152,8 +153,8 @@ int bench(const BenchOptions& o) {
   std::printf("\nroofline (measured now):\n");
   for (int threads : thread_list) {
     const Roofline r = measure_roofline(threads);
-    std::printf("  %d thread%s: read bandwidth %.1f GB/s, int8 dot peak %.0f GOP/s (%s)\n", threads,
-                threads == 1 ? "" : "s", r.read_gbps, r.int8_gops, r.int8_isa);
+    std::printf("  %d thread%s: read bandwidth %.1f GB/s, int8 dot peak %.0f GOP/s (%s), f32 FMA peak %.0f GFLOP/s (%s)\n",
+                threads, threads == 1 ? "" : "s", r.read_gbps, r.int8_gops, r.int8_isa, r.f32_gflops, r.f32_isa);
     for (const Row& row : rows) {
       if (row.threads != threads) continue;
       if (row.pp)

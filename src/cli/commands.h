@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 namespace CLI {
 class App;
@@ -20,5 +21,10 @@ Action add_quantize_command(CLI::App& app);
 Action add_perplexity_command(CLI::App& app);
 Action add_gen_model_command(CLI::App& app);
 Action add_bench_command(CLI::App& app);
+
+// The device kernel path (kernel_isa.cpp): a one-line note naming it, and the error message
+// for an unusable HEXLLM_ISA (empty when it is unset or usable).
+std::string kernel_path_note();
+std::string kernel_isa_error();
 
 }  // namespace hexllm::cli

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   CLI::App app{"hexllm: GGUF models in, tokens out, on the Hexagon NPU design"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hexllm 0.1.0");
+  app.footer("kernels: " + hexllm::cli::kernel_path_note());
 
   using namespace hexllm::cli;
   const std::vector<std::pair<CLI::App*, Action>> commands = [&] {
@@ -28,6 +29,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  if (const std::string err = hexllm::cli::kernel_isa_error(); !err.empty()) {
+    std::fprintf(stderr, "error: %s\n", err.c_str());
+    return 2;
+  }
   try {
     for (const auto& [sub, action] : commands)
       if (sub->parsed()) return action();

@@ -1,6 +1,6 @@
 // This machine's limits, measured in the same run as a benchmark so that every speed can be
 // stated as a fraction of them: streaming read bandwidth (token generation is bound by it) and
-// the int8 dot-product peak (prompt processing is bound by it).
+// the int8 dot-product peak (prompt processing is bound by it), and the F32 FMA peak.
 #pragma once
 
 namespace hexllm {
@@ -8,8 +8,10 @@ namespace hexllm {
 struct Roofline {
   int threads = 1;
   double read_gbps = 0;      // GB/s (1e9 bytes) streaming a buffer far larger than the caches
-  double int8_gops = 0;      // int8 ops/s (a multiply-add counts 2), register-only, all threads
-  const char* int8_isa = "";  // which instructions the peak was measured with
+  double int8_gops = 0;      // int8 ops/s (a multiply-add counts 2), register-only, all threads (per-thread CPU time)
+  const char* int8_isa = "";  // the instruction the peak was measured with (the CPU's best)
+  double f32_gflops = 0;      // F32 FMA peak (a fused multiply-add counts 2), as int8_gops
+  const char* f32_isa = "";
 };
 
 // Takes about a second per call.

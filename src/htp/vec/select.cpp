@@ -3,20 +3,48 @@
 
 namespace hexllm::htp {
 
+const char* const kVecIsaNames[kVecIsaCount] = {"avx512", "avxvnni", "avx2", "generic"};
+
+namespace {
+bool same_name(const char* a, const char* b) {
+  for (;; a++, b++) {
+    if (*a != *b) return false;
+    if (*a == '\0') return true;
+  }
+}
+}  // namespace
+
+bool vec_isa_known(const char* name) {
+  for (const char* n : kVecIsaNames)
+    if (same_name(n, name)) return true;
+  return false;
+}
+
 #if !defined(__x86_64__)
-// Non-x86 builds (Hexagon) carry no AVX2 object.
+// Non-x86 builds (Hexagon) carry only the generic table and no environment.
 const vec_kernels* vec_avx2_kernels() { return nullptr; }
+const vec_kernels* vec_avxvnni_kernels() { return nullptr; }
+const vec_kernels* vec_avx512_kernels() { return nullptr; }
+const vec_kernels* vec_isa_kernels(const char* name) {
+  return same_name(name, "generic") ? &vec_generic_kernels() : nullptr;
+}
+const char* vec_isa_forced() { return nullptr; }
+void vec_isa_unusable(const char*) {}
+#else
+void vec_isa_unusable(const char* name);  // x86_cpu.cpp
 #endif
 
+const vec_kernels* htp_vec_resolve() {
+  if (const char* f = vec_isa_forced()) return vec_isa_kernels(f);
+  for (const char* n : kVecIsaNames)
+    if (const vec_kernels* k = vec_isa_kernels(n)) return k;
+  return &vec_generic_kernels();
+}
+
 const vec_kernels& htp_vec_select() {
-#if defined(__x86_64__)
-  // __builtin_cpu_supports also checks that the OS saves the YMM state.
-  static const bool avx2 =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  // Seam for AVX-512 (VNNI / BW): test and return its table here, before AVX2.
-  if (avx2 && vec_avx2_kernels()) return *vec_avx2_kernels();
-#endif
-  return vec_generic_kernels();
+  static const vec_kernels* const k = htp_vec_resolve();
+  if (k == nullptr) vec_isa_unusable(vec_isa_forced());
+  return k != nullptr ? *k : vec_generic_kernels();
 }
 
 }  // namespace hexllm::htp

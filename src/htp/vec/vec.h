@@ -42,7 +42,7 @@ struct vec_mm_kernels {
 };
 
 struct vec_kernels {
-  const char* name;  // "generic", "avx2"
+  const char* name;  // one of kVecIsaNames
   vec_mm_kernels mm[kHtpTileTypes];
   vec_quant_fn quant[HTP_ACT_TYPES];
 
@@ -53,11 +53,29 @@ struct vec_kernels {
 // Portable scalar kernels: the Hexagon build uses them for now, tests use them as the reference.
 const vec_kernels& vec_generic_kernels();
 
-// x86 AVX2+FMA+F16C kernels, or nullptr when not built for x86 (callers check CPU support).
-const vec_kernels* vec_avx2_kernels();
+// x86 tables, or nullptr when not built for x86. Callers check CPU support (vec_isa_kernels).
+const vec_kernels* vec_avx2_kernels();     // AVX2+FMA+F16C: vpmaddubsw
+const vec_kernels* vec_avxvnni_kernels();  // + AVX-VNNI: vpdpbusd on ymm
+const vec_kernels* vec_avx512_kernels();   // + AVX-512 F/BW/VL/VNNI: vpdpbusd on zmm in GEMM
 
-// Best implementation for this CPU: AVX2 when the CPU has AVX2, FMA and F16C, else generic.
-// (An AVX-512/VNNI table slots in here, checked before AVX2.)
+// Instruction-set names, best first: "avx512", "avxvnni", "avx2", "generic".
+inline constexpr uint32_t kVecIsaCount = 4;
+extern const char* const kVecIsaNames[kVecIsaCount];
+
+// True for a name in kVecIsaNames.
+bool vec_isa_known(const char* name);
+
+// The table called `name` when it is built and this CPU and OS can run it, else nullptr.
+const vec_kernels* vec_isa_kernels(const char* name);
+
+// The HEXLLM_ISA override (x86 builds), or nullptr when unset.
+const char* vec_isa_forced();
+
+// The table to use: the forced one (nullptr when it is not usable here), else the best usable.
+const vec_kernels* htp_vec_resolve();
+
+// htp_vec_resolve(), once per process. A forced ISA this CPU lacks is fatal on x86 (a message
+// naming it, exit status 2): hosts check htp_vec_resolve() at start-up to report it cleanly.
 const vec_kernels& htp_vec_select();
 
 }  // namespace hexllm::htp

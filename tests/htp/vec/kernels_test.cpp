@@ -17,9 +17,11 @@ namespace {
 
 using test::kAllTiles;
 
+// Every table this CPU can run (the generic one always).
 std::vector<const vec_kernels*> impls() {
-  std::vector<const vec_kernels*> v = {&vec_generic_kernels()};
-  if (&htp_vec_select() != &vec_generic_kernels()) v.push_back(&htp_vec_select());
+  std::vector<const vec_kernels*> v;
+  for (const char* n : kVecIsaNames)
+    if (const vec_kernels* k = vec_isa_kernels(n)) v.push_back(k);
   return v;
 }
 
@@ -124,7 +126,7 @@ TEST(VecKernels, EveryImplMatchesFloatReference) {
     for (uint32_t tt : kAllTiles)
       for (uint32_t k : ks_for(tt))
         for (uint32_t nrows : {8u, 21u, 3u})  // 21: a 2-tile pair, then a partial tile
-          for (uint32_t nact : {1u, 3u, 4u, 7u}) {  // SimdMatchesGeneric adds 2, 5, 6
+          for (uint32_t nact : {1u, 3u, 4u, 9u}) {  // MatchesGenericBitForBit adds more
             if (k == 2048 && nact > 2) continue;
             SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(htp_tile_info(tt).src)
                                             << " k=" << k << " rows=" << nrows << " nact=" << nact);
@@ -159,31 +161,42 @@ TEST(VecKernels, EveryImplMatchesFloatReference) {
 // same bits (same integer sums, same float ops in the same order per row; see vec.h). Float
 // weights sum in different orders (4 partial sums in the AVX2 GEMV), so those agree to a few ulp
 // of the row's magnitude: |diff| <= 1e-5 * sum|w*x|.
-TEST(VecKernels, SimdMatchesGeneric) {
+class VecIsa : public testing::TestWithParam<const char*> {};
+
+TEST_P(VecIsa, MatchesGenericBitForBit) {
   const vec_kernels& g = vec_generic_kernels();
-  const vec_kernels& s = htp_vec_select();
-  if (&s == &g) GTEST_SKIP() << "no SIMD implementation on this CPU";
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  const vec_kernels& s = *sp;
+  EXPECT_STREQ(s.name, GetParam());
   uint32_t seed = 100;
   for (uint32_t tt : kAllTiles)
     for (uint32_t k : ks_for(tt))
-      for (uint32_t nact : {1u, 2u, 4u, 5u, 6u}) {
-        SCOPED_TRACE(testing::Message()
-                     << type_name(htp_tile_info(tt).src) << " k=" << k << " nact=" << nact);
-        const Problem p = make_problem(tt, k, 21, nact, seed++);
-        const auto act_g = quantize(g, p), act_s = quantize(s, p);
-        ASSERT_EQ(act_g, act_s) << "activation quantizers differ";
-        for (bool gemv : {false, true}) {
-          const auto a = run(g, p, act_g, gemv), b = run(s, p, act_g, gemv);
-          for (size_t i = 0; i < a.size(); i++) {
-            if (htp_tile_is_float(tt)) {
-              ASSERT_NEAR(a[i], b[i], 1e-5 * std::sqrt((double)k) * 4) << i;
-            } else {
-              ASSERT_EQ(a[i], b[i]) << i << (gemv ? " gemv" : " gemm");
+      // 13 rows: a tile pair with a partial second tile; 21: a full pair, then a partial tile.
+      for (uint32_t nrows : {13u, 21u})
+        for (uint32_t nact : {1u, 2u, 4u, 5u, 6u, 8u, 11u, 17u}) {
+          if (k == 2048 && nact > 8) continue;
+          SCOPED_TRACE(testing::Message() << s.name << " " << type_name(htp_tile_info(tt).src) << " k=" << k
+                                          << " rows=" << nrows << " nact=" << nact);
+          const Problem p = make_problem(tt, k, nrows, nact, seed++);
+          const auto act_g = quantize(g, p), act_s = quantize(s, p);
+          ASSERT_EQ(act_g, act_s) << "activation quantizers differ";
+          for (bool gemv : {false, true}) {
+            if (gemv && nact > 2) continue;
+            const auto a = run(g, p, act_g, gemv), b = run(s, p, act_g, gemv);
+            for (size_t i = 0; i < a.size(); i++) {
+              if (htp_tile_is_float(tt)) {
+                ASSERT_NEAR(a[i], b[i], 1e-5 * std::sqrt((double)k) * 4) << i;
+              } else {
+                ASSERT_EQ(a[i], b[i]) << i << (gemv ? " gemv" : " gemm");
+              }
             }
           }
         }
-      }
 }
+
+INSTANTIATE_TEST_SUITE_P(, VecIsa, testing::ValuesIn(kVecIsaNames),
+                         [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 // A row-tile sub-range with padded activation rows gives exactly the corresponding outputs of the
 // whole-matrix call (the matmul op hands each worker a tile range and strided VTCM rows).
@@ -220,14 +233,23 @@ TEST(VecKernels, TileRangesAndStrides) {
     }
 }
 
-TEST(VecKernels, SelectPicksAvx2WhenTheCpuHasIt) {
+TEST(VecKernels, SelectPicksTheBestUsableTable) {
+  const char* forced = vec_isa_forced();
+  if (forced != nullptr) {
+    EXPECT_STREQ(htp_vec_select().name, forced);
+    return;
+  }
+  EXPECT_EQ(&htp_vec_select(), impls().front());
 #if defined(__x86_64__)
-  const bool has =
+  const bool avx2 =
       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  EXPECT_STREQ(htp_vec_select().name, has ? "avx2" : "generic");
-#else
-  EXPECT_STREQ(htp_vec_select().name, "generic");
+  EXPECT_EQ(vec_isa_kernels("avx2") != nullptr, avx2);
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  EXPECT_EQ(vec_isa_kernels("avx512") != nullptr, avx512);
 #endif
+  EXPECT_EQ(vec_isa_kernels("sse9"), nullptr);
+  EXPECT_FALSE(vec_isa_known("sse9"));
 }
 
 // Hand-derived: amax = 254 -> d = 2, q = round-half-even(x / 2).

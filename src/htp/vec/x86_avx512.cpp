@@ -1,0 +1,430 @@
+// x86 AVX-512 (F/BW/VL/VNNI) kernels. GEMV is the AVX-VNNI kernel in its EVEX form (it is
+// bound by memory, not by the dot units). The GEMM of every quantized type works on zmm: 2 row
+// tiles side by side (16 rows, lanes 0..7 tile t, 8..15 tile t+1) times NC activation rows,
+// each group vector meeting a 4-byte activation broadcast that vpdpbusd takes straight from
+// memory. Per block and lane this is the same integer sum and the same float fma as every
+// other path (vec.h), so results are bit-identical.
+// Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; only called after
+// htp_vec_select() has seen those features and the OS's ZMM state support.
+#define VEC_DOT 2
+// GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
+// pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "htp/vec/x86_kernels.h"
+
+namespace hexllm::htp {
+namespace {
+
+VEC_INLINE __m512i zload2(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_inserti64x4(_mm512_zextsi256_si512(load(t0)), load(t1), 1);
+}
+VEC_INLINE __m512 zf16x16(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_zextsi128_si256(load128(t0)), load128(t1), 1));
+}
+VEC_INLINE __m512i znib_lo(__m512i v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
+VEC_INLINE __m512i znib_hi(__m512i v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F)); }
+template <int S>
+VEC_INLINE __m512i zshl16(__m512i x) {
+  if constexpr (S > 0)
+    return _mm512_slli_epi16(x, S);
+  else if constexpr (S < 0)
+    return _mm512_srli_epi16(x, -S);
+  else
+    return x;
+}
+// Bit 4 of group G's codes from an H5 vector (bit G of each byte).
+template <int G>
+VEC_INLINE __m512i zh5_bits(__m512i h) {
+  return _mm512_and_si512(zshl16<4 - G>(h), _mm512_set1_epi8(0x10));
+}
+// Signed values (+128 as unsigned bytes) of 4-bit codes through a 16-entry table.
+template <const int8_t (&Table)[16]>
+VEC_INLINE __m512i zlut16(__m512i codes) {
+  const __m512i t = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i*)Table));
+  return _mm512_xor_si512(_mm512_shuffle_epi8(t, codes), _mm512_set1_epi8(-128));
+}
+VEC_INLINE __m512 ze8m0_half_x16(const uint8_t* t0, const uint8_t* t1) {
+  int64_t v0, v1;
+  __builtin_memcpy(&v0, t0, 8);
+  __builtin_memcpy(&v1, t1, 8);
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_set_epi64x(v1, v0));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i tiny = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  const __mmask16 is_tiny = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(is_tiny, normal, tiny));
+}
+
+// zmm policies: groups<V>() gives the unsigned value vectors of groups 2V and 2V+1 of both
+// tiles; kZero is what comes off each block sum (format zero-point, or the +128 offset).
+struct ZQ4_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q4_0_X8;
+  static constexpr int kZero = 8;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
+    g0 = znib_lo(v);
+    g1 = znib_hi(v);
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 128, b1 + 128); }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+struct ZQ4_1 : ZQ4_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q4_1_X8;
+  static constexpr int kZero = 0;
+  static constexpr bool kMin = true;
+  static VEC_INLINE __m512 minv(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 144, b1 + 144); }
+};
+struct ZQ5_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q5_0_X8;
+  static constexpr int kZero = 16;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V), h = zload2(b0 + 128, b1 + 128);
+    g0 = _mm512_or_si512(znib_lo(v), zh5_bits<2 * V>(h));
+    g1 = _mm512_or_si512(znib_hi(v), zh5_bits<2 * V + 1>(h));
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 160, b1 + 160); }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+struct ZQ5_1 : ZQ5_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q5_1_X8;
+  static constexpr int kZero = 0;
+  static constexpr bool kMin = true;
+  static VEC_INLINE __m512 minv(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 176, b1 + 176); }
+};
+struct ZQ8_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q8_0_X8;
+  static constexpr int kZero = 128;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    g0 = _mm512_xor_si512(zload2(b0 + 64 * V, b1 + 64 * V), _mm512_set1_epi8(-128));
+    g1 = _mm512_xor_si512(zload2(b0 + 64 * V + 32, b1 + 64 * V + 32), _mm512_set1_epi8(-128));
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 256, b1 + 256); }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+template <uint32_t T, const int8_t (&Table)[16]>
+struct ZLut4 {
+  static constexpr uint32_t kTile = T;
+  static constexpr int kZero = 128;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
+    g0 = zlut16<Table>(znib_lo(v));
+    g1 = zlut16<Table>(znib_hi(v));
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) {
+    if constexpr (T == HTP_TILE_MXFP4_X8)
+      return ze8m0_half_x16(b0 + 128, b1 + 128);
+    else
+      return zf16x16(b0 + 128, b1 + 128);
+  }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+using ZIQ4_NL = ZLut4<HTP_TILE_IQ4_NL_X8, quant::kIq4nlValues>;
+using ZMXFP4 = ZLut4<HTP_TILE_MXFP4_X8, quant::kMxfp4Values>;
+
+VEC_INLINE __m512i bcast4z(const int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+template <class P, int NC, int V>
+VEC_INLINE void zstep(const uint8_t* b0, const uint8_t* b1, const htp_act_q8_32* const* a, uint32_t b,
+                      __m512i* s32) {
+  __m512i g0, g1;
+  P::template groups<V>(b0, b1, g0, g1);
+  for (int c = 0; c < NC; c++) {
+    s32[c] = _mm512_dpbusd_epi32(s32[c], g0, bcast4z(a[c][b].q + 8 * V));
+    s32[c] = _mm512_dpbusd_epi32(s32[c], g1, bcast4z(a[c][b].q + 8 * V + 4));
+  }
+}
+
+// 16 rows (tiles t0, t0+1) x NC activation rows over all K blocks.
+template <class P, int NC>
+VEC_INLINE void zpair(const uint8_t* t0, size_t rb, const htp_act_q8_32* const* a, uint32_t nb, __m512* acc) {
+  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
+  for (uint32_t b = 0; b < nb; b++) {
+    const uint8_t* b0 = t0 + (size_t)b * kBB;
+    const uint8_t* b1 = b0 + rb;
+    // The zero-point starts each lane's block sum, so no subtraction follows the products.
+    __m512i s32[NC];
+    for (int c = 0; c < NC; c++) s32[c] = _mm512_set1_epi32(-P::kZero * a[c][b].sum);
+    zstep<P, NC, 0>(b0, b1, a, b, s32);
+    zstep<P, NC, 1>(b0, b1, a, b, s32);
+    zstep<P, NC, 2>(b0, b1, a, b, s32);
+    zstep<P, NC, 3>(b0, b1, a, b, s32);
+    const __m512 dw = P::scale(b0, b1);
+    for (int c = 0; c < NC; c++) {
+      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(a[c][b].d)), _mm512_cvtepi32_ps(s32[c]), acc[c]);
+      if constexpr (P::kMin)
+        acc[c] = _mm512_fmadd_ps(P::minv(b0, b1), _mm512_set1_ps(a[c][b].d * (float)a[c][b].sum), acc[c]);
+    }
+  }
+}
+
+// NC activation rows against all row tiles: tile pairs on zmm, a last odd tile on ymm.
+template <class P, int NC>
+void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
+                uint32_t k, uint32_t nrows) {
+  constexpr uint32_t T = P::kTile;
+  const uint32_t nb = k / 32;
+  const size_t rb = htp_tile_row_bytes(T, k);
+  const htp_act_q8_32* a[NC];
+  for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_32*)(act + c * act_stride);
+  uint32_t t = 0;
+  for (; t * R + R < nrows; t += 2) {
+    __m512 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
+    zpair<P, NC>(w + t * rb, rb, a, nb, acc);
+    const uint32_t n = nrows - t * R;
+    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+  }
+  if (t * R < nrows) {
+    __m256 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
+    tile_any<T, 1, NC>(w + t * rb, rb, a, nb, acc);
+    for (int c = 0; c < NC; c++) store_rows(dst + c * dst_stride + t * R, acc[c], nrows - t * R);
+  }
+}
+
+// Columns per pass: each weight vector is unpacked once for NC activation rows; NC chains of
+// dependent vpdpbusd per block keep both dot units fed.
+constexpr int kZCols = 12;
+
+template <class P, int NC>
+VEC_INLINE void zgemm_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
+                           size_t dst_stride, uint32_t k, uint32_t nrows) {
+  if constexpr (NC > 0) {
+    if (left == (uint32_t)NC)
+      zgemm_cols<P, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
+    else
+      zgemm_tail<P, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
+  }
+}
+
+template <class P>
+void zgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst, size_t dst_stride,
+           uint32_t k, uint32_t nrows) {
+  uint32_t c = 0;
+  for (; c + kZCols <= nact; c += kZCols)
+    zgemm_cols<P, kZCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  if (c < nact)
+    zgemm_tail<P, kZCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
+                              k, nrows);
+}
+
+// ---- K-quants on zmm: 16 rows (2 tiles) x NC activation rows per 256-element super-block ----
+//
+// Each sub-block's integer dot is built from vpdpbusd chains short enough that every lane's
+// sum fits in int16 (Q4_K: 16 elements x 15 x 127 = 30480; Q5_K: 8 x 31 x 127 = 31496). The
+// int32 lane then reads as (its value, sign) in int16 halves, so vpdpwssd with (scale, 0)
+// multiplies it by the row's 6-bit scale and adds it to the super-block sum: exact, no vpmulld.
+
+// Sub-block pair p's bytes of both tiles (16 B each, byte 2r+h = sub-block 2p+h of row r) as
+// 16 dwords of two int16 halves.
+VEC_INLINE __m512i zpairs16(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_cvtepu8_epi16(_mm256_inserti128_si256(_mm256_zextsi128_si256(load128(t0)), load128(t1), 1));
+}
+
+template <bool Q5, int NC, int V>
+VEC_INLINE void zk45_step(const uint8_t* b0, const uint8_t* b1, uint32_t s, const htp_act_q8_256* const* a,
+                          uint32_t b, __m512i* part) {
+  constexpr uint32_t kChunk = Q5 ? 160 : 128;
+  const __m512i v = zload2(b0 + kChunk * s + 32 * V, b1 + kChunk * s + 32 * V);
+  __m512i g0 = znib_lo(v), g1 = znib_hi(v);
+  if constexpr (Q5) {
+    const __m512i h = zload2(b0 + kChunk * s + 128, b1 + kChunk * s + 128);
+    g0 = _mm512_or_si512(g0, zh5_bits<2 * V>(h));
+    g1 = _mm512_or_si512(g1, zh5_bits<2 * V + 1>(h));
+  }
+  for (int c = 0; c < NC; c++) {
+    const int8_t* q = a[c][b].q + 32 * s + 8 * V;
+    part[c] = _mm512_dpbusd_epi32(part[c], g0, bcast4z(q));
+    part[c] = _mm512_dpbusd_epi32(part[c], g1, bcast4z(q + 4));
+  }
+}
+
+// Adds scale x part to s32 and clears part.
+template <int NC>
+VEC_INLINE void zk_scale(__m512i* s32, __m512i* part, __m512i sc) {
+  for (int c = 0; c < NC; c++) {
+    s32[c] = _mm512_dpwssd_epi32(s32[c], part[c], sc);
+    part[c] = _mm512_setzero_si512();
+  }
+}
+
+template <bool Q5, int NC>
+VEC_INLINE void zk45(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* a, uint32_t nb, __m512* acc) {
+  using P = PK45<Q5>;
+  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
+  const __m512i lo16 = _mm512_set1_epi32(0xffff);
+  for (uint32_t b = 0; b < nb; b++) {
+    const uint8_t* b0 = t0 + (size_t)b * kBB;
+    const uint8_t* b1 = b0 + rb;
+    __m512i s32[NC], part[NC];
+    for (int c = 0; c < NC; c++) s32[c] = part[c] = _mm512_setzero_si512();
+    for (uint32_t p = 0; p < 4; p++) {
+      const __m512i scp = zpairs16(b0 + P::kSc + 16 * p, b1 + P::kSc + 16 * p);
+      for (uint32_t h = 0; h < 2; h++) {
+        const uint32_t s = 2 * p + h;
+        const __m512i sc = h == 0 ? _mm512_and_si512(scp, lo16) : _mm512_srli_epi32(scp, 16);
+        zk45_step<Q5, NC, 0>(b0, b1, s, a, b, part);
+        if constexpr (Q5) zk_scale<NC>(s32, part, sc);
+        zk45_step<Q5, NC, 1>(b0, b1, s, a, b, part);
+        zk_scale<NC>(s32, part, sc);
+        zk45_step<Q5, NC, 2>(b0, b1, s, a, b, part);
+        if constexpr (Q5) zk_scale<NC>(s32, part, sc);
+        zk45_step<Q5, NC, 3>(b0, b1, s, a, b, part);
+        zk_scale<NC>(s32, part, sc);
+      }
+    }
+    const __m512 d = zf16x16(b0 + P::kD, b1 + P::kD), dmin = zf16x16(b0 + P::kDmin, b1 + P::kDmin);
+    for (int c = 0; c < NC; c++) {
+      __m512i mins = _mm512_setzero_si512();
+      for (uint32_t p = 0; p < 4; p++) {
+        int32_t sp;
+        __builtin_memcpy(&sp, a[c][b].sum32 + 2 * p, 4);
+        mins = _mm512_dpwssd_epi32(mins, zpairs16(b0 + P::kMn + 16 * p, b1 + P::kMn + 16 * p),
+                                   _mm512_set1_epi32(sp));
+      }
+      const __m512 da = _mm512_set1_ps(a[c][b].d);
+      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(d, da), _mm512_cvtepi32_ps(s32[c]), acc[c]);
+      acc[c] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, da), _mm512_cvtepi32_ps(mins), acc[c]);
+    }
+  }
+}
+
+// Q6_K: 16 sub-blocks of 16 (codes 0..63, int8 scales). A sub-block's sum can exceed int16,
+// so it is scaled with vpmulld; the -32 zero-point goes through the activation sums per 16.
+template <int I>
+VEC_INLINE __m512i zh6_bits(__m512i h) {
+  return _mm512_and_si512(zshl16<4 - 2 * I>(h), _mm512_set1_epi8(0x30));
+}
+VEC_INLINE __m512i zpairs16s(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_cvtepi8_epi16(_mm256_inserti128_si256(_mm256_zextsi128_si256(load128(t0)), load128(t1), 1));
+}
+
+template <int NC>
+VEC_INLINE void zk6(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* a, uint32_t nb, __m512* acc) {
+  constexpr uint32_t kBB = htp_tile_info(HTP_TILE_Q6_K_X8).block_bytes;
+  for (uint32_t b = 0; b < nb; b++) {
+    const uint8_t* b0 = t0 + (size_t)b * kBB;
+    const uint8_t* b1 = b0 + rb;
+    __m512i s32[NC];
+    for (int c = 0; c < NC; c++) s32[c] = _mm512_setzero_si512();
+    for (uint32_t u = 0; u < 16; u++) {
+      const __m512i scp = zpairs16s(b0 + 1536 + 16 * (u / 2), b1 + 1536 + 16 * (u / 2));
+      const __m512i sc = u % 2 == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16) : _mm512_srai_epi32(scp, 16);
+      const __m512i v0 = zload2(b0 + 96 * u, b1 + 96 * u), v1 = zload2(b0 + 96 * u + 32, b1 + 96 * u + 32);
+      const __m512i h = zload2(b0 + 96 * u + 64, b1 + 96 * u + 64);
+      const __m512i g0 = _mm512_or_si512(znib_lo(v0), zh6_bits<0>(h));
+      const __m512i g1 = _mm512_or_si512(znib_hi(v0), zh6_bits<1>(h));
+      const __m512i g2 = _mm512_or_si512(znib_lo(v1), zh6_bits<2>(h));
+      const __m512i g3 = _mm512_or_si512(znib_hi(v1), zh6_bits<3>(h));
+      for (int c = 0; c < NC; c++) {
+        const int8_t* q = a[c][b].q + 16 * u;
+        __m512i part = _mm512_dpbusd_epi32(_mm512_setzero_si512(), g0, bcast4z(q));
+        part = _mm512_dpbusd_epi32(part, g1, bcast4z(q + 4));
+        part = _mm512_dpbusd_epi32(part, g2, bcast4z(q + 8));
+        part = _mm512_dpbusd_epi32(part, g3, bcast4z(q + 12));
+        s32[c] = _mm512_add_epi32(s32[c], _mm512_mullo_epi32(part, sc));
+      }
+    }
+    const __m512 d = zf16x16(b0 + 1664, b1 + 1664);
+    for (int c = 0; c < NC; c++) {
+      __m512i corr = _mm512_setzero_si512();
+      for (uint32_t p = 0; p < 8; p++) {
+        int32_t sp;
+        __builtin_memcpy(&sp, a[c][b].sum16 + 2 * p, 4);
+        corr = _mm512_dpwssd_epi32(corr, zpairs16s(b0 + 1536 + 16 * p, b1 + 1536 + 16 * p), _mm512_set1_epi32(sp));
+      }
+      const __m512i isum = _mm512_sub_epi32(s32[c], _mm512_slli_epi32(corr, 5));
+      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[c][b].d)), _mm512_cvtepi32_ps(isum), acc[c]);
+    }
+  }
+}
+
+template <uint32_t T, int NC>
+void zkgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
+                 uint32_t k, uint32_t nrows) {
+  const uint32_t nb = k / 256;
+  const size_t rb = htp_tile_row_bytes(T, k);
+  const htp_act_q8_256* a[NC];
+  for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_256*)(act + c * act_stride);
+  uint32_t t = 0;
+  for (; t * R + R < nrows; t += 2) {
+    __m512 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
+    if constexpr (T == HTP_TILE_Q6_K_X8)
+      zk6<NC>(w + t * rb, rb, a, nb, acc);
+    else
+      zk45<T == HTP_TILE_Q5_K_X8, NC>(w + t * rb, rb, a, nb, acc);
+    const uint32_t n = nrows - t * R;
+    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+  }
+  if (t * R < nrows) {
+    __m256 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
+    tile_any<T, 1, NC>(w + t * rb, rb, a, nb, acc);
+    for (int c = 0; c < NC; c++) store_rows(dst + c * dst_stride + t * R, acc[c], nrows - t * R);
+  }
+}
+
+constexpr int kZKCols = 8;
+
+template <uint32_t T, int NC>
+VEC_INLINE void zkgemm_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
+                            size_t dst_stride, uint32_t k, uint32_t nrows) {
+  if constexpr (NC > 0) {
+    if (left == (uint32_t)NC)
+      zkgemm_cols<T, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
+    else
+      zkgemm_tail<T, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
+  }
+}
+
+template <uint32_t T>
+void zkgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
+            size_t dst_stride, uint32_t k, uint32_t nrows) {
+  uint32_t c = 0;
+  for (; c + kZKCols <= nact; c += kZKCols)
+    zkgemm_cols<T, kZKCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  if (c < nact)
+    zkgemm_tail<T, kZKCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
+                                k, nrows);
+}
+
+constexpr vec_kernels avx512_table() {
+  vec_kernels k = x86_table("avx512");
+  auto set = [&k](uint32_t tile, vec_gemm_fn f) { k.mm[tile - HTP_TILE_FIRST].gemm = f; };
+  set(HTP_TILE_Q4_0_X8, zgemm<ZQ4_0>);
+  set(HTP_TILE_Q4_1_X8, zgemm<ZQ4_1>);
+  set(HTP_TILE_Q5_0_X8, zgemm<ZQ5_0>);
+  set(HTP_TILE_Q5_1_X8, zgemm<ZQ5_1>);
+  set(HTP_TILE_Q8_0_X8, zgemm<ZQ8_0>);
+  set(HTP_TILE_IQ4_NL_X8, zgemm<ZIQ4_NL>);
+  set(HTP_TILE_MXFP4_X8, zgemm<ZMXFP4>);
+  set(HTP_TILE_Q4_K_X8, zkgemm<HTP_TILE_Q4_K_X8>);
+  set(HTP_TILE_Q5_K_X8, zkgemm<HTP_TILE_Q5_K_X8>);
+  set(HTP_TILE_Q6_K_X8, zkgemm<HTP_TILE_Q6_K_X8>);
+  return k;
+}
+
+}  // namespace
+
+const vec_kernels* vec_avx512_kernels() {
+  static constexpr vec_kernels k = avx512_table();
+  return &k;
+}
+
+}  // namespace hexllm::htp
