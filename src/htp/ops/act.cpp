@@ -72,7 +72,8 @@ htp_status op_act(htp_op_ctx* ctx) {
   act_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_act_params>(*ctx->op);
-  st = htp_act_params_check(job.p, td, ctx->n_threads, ctx->vtcm_size);
+  st = htp_act_params_check(job.p, opcode, td, a->t, b != nullptr ? &b->t : nullptr, ctx->n_threads,
+                            ctx->vtcm_size);
   if (st != HTP_OK) return st;
   job.vm = &vmath_select();
   job.opcode = opcode;

@@ -125,8 +125,8 @@ htp_status op_norm(htp_op_ctx* ctx) {
   if (ctx->src[0] == nullptr) return HTP_ERR_INVALID_PARAMS;
   const htp_tensor& td = ctx->dst->t;
   const tensor_ref* w = ctx->src[1];
-  htp_status st = htp_norm_supported(opcode, td, ctx->src[0]->t,
-                                     opcode == HTP_OP_RMS_NORM_MUL && w != nullptr ? &w->t : nullptr);
+  const htp_tensor* wt = opcode == HTP_OP_RMS_NORM_MUL && w != nullptr ? &w->t : nullptr;
+  htp_status st = htp_norm_supported(opcode, td, ctx->src[0]->t, wt);
   if (st != HTP_OK) return st;
   const uint64_t n_rows = htp_tensor_nrows(td);
   if (n_rows == 0 || td.ne[0] == 0) return HTP_OK;
@@ -135,7 +135,7 @@ htp_status op_norm(htp_op_ctx* ctx) {
   norm_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_norm_params>(*ctx->op);
-  st = htp_norm_params_check(job.p, opcode, td, ctx->n_threads, ctx->vtcm_size);
+  st = htp_norm_params_check(job.p, opcode, td, ctx->src[0]->t, wt, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
   job.vm = &vmath_select();
   job.opcode = opcode;

@@ -148,7 +148,8 @@ htp_status op_softmax(htp_op_ctx* ctx) {
   softmax_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_softmax_params>(*ctx->op);
-  st = htp_softmax_params_check(job.p, td, mask, sinks, ctx->n_threads, ctx->vtcm_size);
+  st = htp_softmax_params_check(job.p, td, ctx->src[0]->t, mask, sinks, rw_param_f(*ctx->op, 1), ctx->n_threads,
+                                ctx->vtcm_size);
   if (st != HTP_OK) return st;
   job.vm = &vmath_select();
   job.scale = rw_param_f(*ctx->op, 0);

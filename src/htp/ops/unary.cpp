@@ -97,7 +97,7 @@ htp_status op_unary(htp_op_ctx* ctx) {
   unary_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_unary_params>(*ctx->op);
-  st = htp_unary_params_check(job.p, td, ctx->n_threads, ctx->vtcm_size);
+  st = htp_unary_params_check(job.p, opcode, td, ctx->src[0]->t, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
   job.vm = &vmath_select();
   job.fn = unary_for(opcode);

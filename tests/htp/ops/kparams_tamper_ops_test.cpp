@@ -1,0 +1,169 @@
+// Every family's kernel refuses tampered kernel params. The device rebuilds the family's plan
+// with the host's builder from the op's shapes, op params and the session, and compares the
+// whole struct (htp_kparams_match). So changing any single 32-bit word of the blob's integer
+// fields, three ways, must fail the batch with INVALID_PARAMS or VTCM_TOO_SMALL before a
+// worker runs, and the bank must stay as the untampered run left it. Only the libm-derived
+// floats each params header names as taken as sent are skipped.
+// Truth: the host builders (htp/abi/*_params.h) run here as the host runs them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../test_batch.h"
+#include "htp/abi/act_params.h"
+#include "htp/abi/binary_params.h"
+#include "htp/abi/copy_params.h"
+#include "htp/abi/flash_attn_params.h"
+#include "htp/abi/norm_params.h"
+#include "htp/abi/reduce_params.h"
+#include "htp/abi/rope_params.h"
+#include "htp/abi/rows_params.h"
+#include "htp/abi/softmax_params.h"
+#include "htp/abi/unary_params.h"
+
+namespace hexllm::htp::test {
+namespace {
+
+constexpr uint32_t kVtcm = 256u << 10;  // small enough that long rows chunk
+
+int32_t f_bits(float f) {
+  int32_t v;
+  std::memcpy(&v, &f, 4);
+  return v;
+}
+
+// Byte range [begin, end) of a params struct the device takes as sent.
+struct Skip {
+  size_t begin, end;
+};
+
+// One op in a bank filled with a byte pattern (index tensors zeroed so that every index is valid).
+class HtpKparamsTamper : public ::testing::Test {
+ protected:
+  HtpKparamsTamper() : bank_(8u << 20), s_(bank_, 2, HTP_DMA_ASYNC, kVtcm) { std::memset(bank_.base, 0x3c, bank_.size); }
+
+  uint16_t tensor(uint32_t type, Shape ne) {
+    const uint16_t i = b_.tensor(0, next_, type, ne);
+    next_ += (b_.tensors[i].size + 4095) / 4096 * 4096;
+    EXPECT_LE(next_, bank_.size);
+    return i;
+  }
+  uint16_t zeros(uint32_t type, Shape ne) {
+    const uint16_t i = tensor(type, ne);
+    std::memset(bank_.base + b_.tensors[i].offset, 0, b_.tensors[i].size);
+    return i;
+  }
+  const htp_tensor& t(uint16_t i) const { return b_.tensors[i]; }
+  uint32_t threads() const { return s_.hw.n_threads; }
+  uint32_t vtcm() const { return s_.hw.vtcm_size; }
+
+  // Runs the batch (one op, kparams set) as built, then with each word of the first `bytes`
+  // bytes of the blob outside `skip` changed.
+  void expect_tampering_refused(size_t bytes, std::vector<Skip> skip = {}) {
+    ASSERT_NE(s_.s, nullptr);
+    ASSERT_EQ(b_.ops.size(), 1u);
+    std::vector<uint64_t> msg = b_.build();
+    ASSERT_EQ(process(s_.s, msg), HTP_OK) << "the untampered op";
+    const std::vector<uint8_t> after(bank_.base, bank_.base + bank_.size);
+    const htp_op_desc good = b_.ops[0];
+    uint32_t tried = 0;
+    for (size_t w = 0; w + 4 <= bytes; w += 4) {
+      bool skipped = false;
+      for (const Skip& k : skip) skipped |= w >= k.begin && w < k.end;
+      if (skipped) continue;
+      for (uint32_t delta : {1u, 0xffffffffu, 0x80000000u}) {
+        uint32_t v;
+        std::memcpy(&v, good.kparams + w, 4);
+        v += delta;
+        b_.ops[0] = good;
+        std::memcpy(b_.ops[0].kparams + w, &v, 4);
+        msg = b_.build();
+        const htp_status st = process(s_.s, msg);
+        EXPECT_TRUE(st == HTP_ERR_INVALID_PARAMS || st == HTP_ERR_VTCM_TOO_SMALL)
+            << "word " << w / 4 << " + " << delta << ": " << htp_status_name(st);
+        EXPECT_EQ(std::memcmp(after.data(), bank_.base, bank_.size), 0) << "word " << w / 4 << " wrote the bank";
+        ++tried;
+      }
+    }
+    EXPECT_GT(tried, 0u);
+    b_.ops[0] = good;
+  }
+
+  Bank bank_;
+  Session s_;
+  BatchBuilder b_;
+  uint32_t next_ = 0;
+};
+
+TEST_F(HtpKparamsTamper, UnaryWholeAndChunkedRows) {
+  for (Shape ne : {Shape{300, 5, 2, 1}, Shape{70000, 1, 1, 1}}) {
+    b_ = BatchBuilder();
+    next_ = 0;
+    const uint16_t x = tensor(HTP_TYPE_F32, ne), y = tensor(HTP_TYPE_F32, ne);
+    htp_op_desc& op = b_.op(HTP_OP_SILU, y, {x});
+    htp_unary_params p{};
+    ASSERT_EQ(htp_unary_params_build(HTP_OP_SILU, t(y), t(x), threads(), vtcm(), &p), HTP_OK);
+    htp_kparams_set(&op, p);
+    expect_tampering_refused(sizeof p);
+  }
+}
+
+TEST_F(HtpKparamsTamper, ActTwoSources) {
+  const Shape ne{300, 5, 1, 1};
+  const uint16_t a = tensor(HTP_TYPE_F32, ne), g = tensor(HTP_TYPE_F32, ne), y = tensor(HTP_TYPE_F32, ne);
+  htp_op_desc& op = b_.op(HTP_OP_SWIGLU, y, {a, g});
+  htp_act_params p{};
+  ASSERT_EQ(htp_act_params_build(HTP_OP_SWIGLU, t(y), t(a), &t(g), threads(), vtcm(), &p), HTP_OK);
+  htp_kparams_set(&op, p);
+  expect_tampering_refused(sizeof p);
+}
+
+TEST_F(HtpKparamsTamper, NormAndRmsNormMul) {
+  for (uint32_t opcode : {HTP_OP_RMS_NORM, HTP_OP_NORM, HTP_OP_RMS_NORM_MUL}) {
+    for (uint32_t ne0 : {4096u, 65536u}) {
+      b_ = BatchBuilder();
+      next_ = 0;
+      const Shape ne{ne0, 3, 1, 1};
+      const uint16_t x = tensor(HTP_TYPE_F32, ne), y = tensor(HTP_TYPE_F32, ne);
+      const uint16_t w = tensor(HTP_TYPE_F32, {ne0, 1, 1, 1});
+      htp_op_desc& op = opcode == HTP_OP_RMS_NORM_MUL ? b_.op(opcode, y, {x, w}) : b_.op(opcode, y, {x});
+      op.params[0] = f_bits(1e-5f);
+      htp_norm_params p{};
+      ASSERT_EQ(htp_norm_params_build(opcode, t(y), t(x), opcode == HTP_OP_RMS_NORM_MUL ? &t(w) : nullptr,
+                                      threads(), vtcm(), &p),
+                HTP_OK);
+      htp_kparams_set(&op, p);
+      expect_tampering_refused(sizeof p);
+    }
+  }
+}
+
+TEST_F(HtpKparamsTamper, SoftmaxMaskSinksAlibi) {
+  for (float max_bias : {0.0f, 8.0f}) {
+    b_ = BatchBuilder();
+    next_ = 0;
+    const uint16_t a = tensor(HTP_TYPE_F32, {100, 7, 4, 1}), y = tensor(HTP_TYPE_F32, {100, 7, 4, 1});
+    const uint16_t mask = tensor(HTP_TYPE_F16, {100, 7, 1, 1}), sinks = tensor(HTP_TYPE_F32, {4, 1, 1, 1});
+    htp_op_desc& op = b_.op(HTP_OP_SOFT_MAX, y, {a, mask, sinks});
+    op.params[0] = f_bits(0.5f);
+    op.params[1] = f_bits(max_bias);
+    htp_softmax_params p{};
+    ASSERT_EQ(htp_softmax_params_build(t(y), t(a), &t(mask), &t(sinks), threads(), vtcm(), &p), HTP_OK);
+    std::vector<Skip> skip;
+    if (max_bias > 0.0f) {  // the ALiBi bases: libm, taken as sent
+      const double n_head_log2 = htp_softmax_n_head_log2(4);
+      p.m0 = std::exp2(-max_bias / n_head_log2);
+      p.m1 = std::exp2(-max_bias / 2.0 / n_head_log2);
+      skip.push_back({offsetof(htp_softmax_params, m0), offsetof(htp_softmax_params, m1) + sizeof(double)});
+    }
+    htp_kparams_set(&op, p);
+    expect_tampering_refused(sizeof p, skip);
+  }
+}
+
+}  // namespace
+}  // namespace hexllm::htp::test
