@@ -288,7 +288,7 @@ htp_status op_binary(htp_op_ctx* ctx) {
   job.p = htp_kparams_get<htp_binary_params>(*ctx->op);
   job.opcode = opcode;
   job.n_rows = (uint32_t)n_rows;
-  st = htp_binary_params_check(job.p, td, t1, ctx->n_threads, ctx->vtcm_size);
+  st = htp_binary_params_check(job.p, td, ctx->src[0]->t, t1, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
   return run_workers(ctx, binary_worker, &job, job.status, job.p.n_threads);
 }

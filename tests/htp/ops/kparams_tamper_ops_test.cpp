@@ -165,5 +165,25 @@ TEST_F(HtpKparamsTamper, SoftmaxMaskSinksAlibi) {
   }
 }
 
+TEST_F(HtpKparamsTamper, BinaryBroadcast) {
+  const uint16_t a = tensor(HTP_TYPE_F32, {64, 6, 2, 1}), c = tensor(HTP_TYPE_F32, {64, 1, 2, 1});
+  const uint16_t y = tensor(HTP_TYPE_F32, {64, 6, 2, 1});
+  htp_op_desc& op = b_.op(HTP_OP_MUL, y, {a, c});
+  htp_binary_params p{};
+  ASSERT_EQ(htp_binary_params_build(t(y), t(a), t(c), threads(), vtcm(), &p), HTP_OK);
+  htp_kparams_set(&op, p);
+  expect_tampering_refused(sizeof p);
+}
+
+TEST_F(HtpKparamsTamper, AddId) {
+  const uint16_t a = tensor(HTP_TYPE_F32, {64, 4, 7, 1}), bias = tensor(HTP_TYPE_F32, {64, 32, 1, 1});
+  const uint16_t ids = zeros(HTP_TYPE_I32, {4, 7, 1, 1}), y = tensor(HTP_TYPE_F32, {64, 4, 7, 1});
+  htp_op_desc& op = b_.op(HTP_OP_ADD_ID, y, {a, bias, ids});
+  htp_add_id_params p{};
+  ASSERT_EQ(htp_add_id_params_build(t(y), t(a), t(bias), t(ids), threads(), vtcm(), &p), HTP_OK);
+  htp_kparams_set(&op, p);
+  expect_tampering_refused(sizeof p);
+}
+
 }  // namespace
 }  // namespace hexllm::htp::test
