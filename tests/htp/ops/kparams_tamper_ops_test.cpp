@@ -185,5 +185,79 @@ TEST_F(HtpKparamsTamper, AddId) {
   expect_tampering_refused(sizeof p);
 }
 
+TEST_F(HtpKparamsTamper, GetRowsAndSetRows) {
+  {
+    const uint16_t src = tensor(HTP_TYPE_F32, {64, 10, 1, 1}), idx = zeros(HTP_TYPE_I32, {5, 1, 1, 1});
+    const uint16_t y = tensor(HTP_TYPE_F32, {64, 5, 1, 1});
+    htp_op_desc& op = b_.op(HTP_OP_GET_ROWS, y, {src, idx});
+    htp_rows_params p{};
+    ASSERT_EQ(htp_rows_params_build(HTP_OP_GET_ROWS, t(y), t(src), t(idx), threads(), vtcm(), &p), HTP_OK);
+    htp_kparams_set(&op, p);
+    expect_tampering_refused(sizeof p);
+  }
+  b_ = BatchBuilder();
+  next_ = 0;
+  const uint16_t cache = tensor(HTP_TYPE_F16, {64, 10, 1, 1}), src = tensor(HTP_TYPE_F32, {64, 5, 1, 1});
+  const uint16_t idx = zeros(HTP_TYPE_I32, {5, 1, 1, 1});
+  htp_op_desc& op = b_.op(HTP_OP_SET_ROWS, cache, {src, idx});
+  htp_rows_params p{};
+  ASSERT_EQ(htp_rows_params_build(HTP_OP_SET_ROWS, t(cache), t(src), t(idx), threads(), vtcm(), &p), HTP_OK);
+  htp_kparams_set(&op, p);
+  expect_tampering_refused(sizeof p);
+}
+
+TEST_F(HtpKparamsTamper, CopyCpyPadAndFlat) {
+  {
+    const uint16_t a = tensor(HTP_TYPE_F32, {64, 6, 1, 1}), y = tensor(HTP_TYPE_F16, {64, 6, 1, 1});
+    htp_op_desc& op = b_.op(HTP_OP_CPY, y, {a});
+    htp_copy_params p{};
+    ASSERT_EQ(htp_copy_params_build(HTP_OP_CPY, op.params, t(y), &t(a), nullptr, threads(), vtcm(), &p), HTP_OK);
+    EXPECT_EQ(p.kind, (uint32_t)HTP_COPY_ROWS);
+    htp_kparams_set(&op, p);
+    expect_tampering_refused(sizeof p);
+  }
+  {
+    b_ = BatchBuilder();
+    next_ = 0;
+    const uint16_t a = tensor(HTP_TYPE_F32, {60, 5, 1, 1}), y = tensor(HTP_TYPE_F32, {64, 7, 1, 1});
+    htp_op_desc& op = b_.op(HTP_OP_PAD, y, {a});
+    op.params[0] = 4;
+    op.params[1] = 2;
+    htp_copy_params p{};
+    ASSERT_EQ(htp_copy_params_build(HTP_OP_PAD, op.params, t(y), &t(a), nullptr, threads(), vtcm(), &p), HTP_OK);
+    htp_kparams_set(&op, p);
+    expect_tampering_refused(sizeof p);
+  }
+  // Rows longer than the VTCM take the FLAT kind.
+  b_ = BatchBuilder();
+  next_ = 0;
+  const uint16_t a = tensor(HTP_TYPE_F32, {200000, 1, 1, 1}), y = tensor(HTP_TYPE_F32, {200000, 1, 1, 1});
+  htp_op_desc& op = b_.op(HTP_OP_CPY, y, {a});
+  htp_copy_params p{};
+  ASSERT_EQ(htp_copy_params_build(HTP_OP_CPY, op.params, t(y), &t(a), nullptr, threads(), vtcm(), &p), HTP_OK);
+  EXPECT_EQ(p.kind, (uint32_t)HTP_COPY_FLAT);
+  htp_kparams_set(&op, p);
+  expect_tampering_refused(sizeof p);
+}
+
+TEST_F(HtpKparamsTamper, ReduceSumArgsortTopK) {
+  struct C {
+    uint32_t opcode, dst_ne0, dst_type;
+    int32_t param;
+  };
+  for (const C c : {C{HTP_OP_SUM_ROWS, 1, HTP_TYPE_F32, 0}, C{HTP_OP_ARGSORT, 100, HTP_TYPE_I32, 1},
+                    C{HTP_OP_TOP_K, 5, HTP_TYPE_I32, 5}, C{HTP_OP_TOP_K, 80, HTP_TYPE_I32, 80}}) {
+    b_ = BatchBuilder();
+    next_ = 0;
+    const uint16_t x = tensor(HTP_TYPE_F32, {100, 6, 1, 1}), y = tensor(c.dst_type, {c.dst_ne0, 6, 1, 1});
+    htp_op_desc& op = b_.op(c.opcode, y, {x});
+    op.params[0] = c.param;
+    htp_reduce_params p{};
+    ASSERT_EQ(htp_reduce_params_build(c.opcode, op.params, t(y), t(x), threads(), vtcm(), &p), HTP_OK);
+    htp_kparams_set(&op, p);
+    expect_tampering_refused(sizeof p);
+  }
+}
+
 }  // namespace
 }  // namespace hexllm::htp::test
