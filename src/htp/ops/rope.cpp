@@ -231,18 +231,18 @@ htp_status op_rope(htp_op_ctx* ctx) {
   rope_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_rope_params>(*ctx->op);
-  // The op params are the graph's; the kparams must describe the same rotation.
-  if ((uint32_t)ctx->op->params[0] != job.p.n_dims || (uint32_t)ctx->op->params[1] != job.p.mode)
-    return HTP_ERR_INVALID_PARAMS;
   const htp_tensor& td = ctx->dst->t;
   const htp_tensor* ff = ctx->src[2] != nullptr ? &ctx->src[2]->t : nullptr;
-  htp_status st = htp_rope_supported(td, ctx->src[0]->t, ctx->src[1]->t, ff, job.p.n_dims, job.p.mode);
+  const int32_t* params = ctx->op->params;
+  htp_status st =
+      htp_rope_supported(td, ctx->src[0]->t, ctx->src[1]->t, ff, (uint32_t)params[0], (uint32_t)params[1]);
   if (st != HTP_OK) return st;
   const uint64_t n_rows = htp_tensor_nrows(td);
   if (n_rows == 0 || td.ne[0] == 0) return HTP_OK;
   if (n_rows > 0xffffffffu) return HTP_ERR_INVALID_PARAMS;
   job.n_rows = (uint32_t)n_rows;
-  st = htp_rope_params_check(job.p, td, ctx->n_threads, ctx->vtcm_size);
+  st = htp_rope_params_check(job.p, td, ctx->src[0]->t, ctx->src[1]->t, ff, params, ctx->n_threads,
+                             ctx->vtcm_size);
   if (st != HTP_OK) return st;
   return run_workers(ctx, rope_worker, &job, job.status, job.p.n_threads);
 }

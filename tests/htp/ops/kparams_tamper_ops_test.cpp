@@ -185,6 +185,40 @@ TEST_F(HtpKparamsTamper, AddId) {
   expect_tampering_refused(sizeof p);
 }
 
+TEST_F(HtpKparamsTamper, RopeWithAndWithoutYarn) {
+  for (float ext : {0.0f, 1.0f}) {
+    b_ = BatchBuilder();
+    next_ = 0;
+    const uint16_t x = tensor(HTP_TYPE_F32, {128, 8, 7, 1}), pos = zeros(HTP_TYPE_I32, {7, 1, 1, 1});
+    const uint16_t y = tensor(HTP_TYPE_F32, {128, 8, 7, 1});
+    htp_op_desc& op = b_.op(HTP_OP_ROPE, y, {x, pos});
+    op.params[0] = 128;
+    op.params[1] = (int32_t)HTP_ROPE_MODE_NEOX;
+    op.params[2] = 4096;
+    op.params[4] = f_bits(0.25f);  // freq_scale
+    op.params[5] = f_bits(ext);    // ext_factor
+    op.params[6] = f_bits(1.0f);   // attn_factor
+    htp_rope_params p{};
+    p.theta_scale = std::pow(10000.0, -2.0 / 128);
+    p.freq_scale = 0.25f;
+    p.ext_factor = ext;
+    p.mscale = 1.0;
+    p.corr_low = 0.0f;
+    p.corr_denom = 1.0;
+    std::vector<Skip> skip = {{offsetof(htp_rope_params, theta_scale), offsetof(htp_rope_params, theta_scale) + 8}};
+    if (ext != 0.0f) {  // the YaRN constants: libm, taken as sent
+      p.mscale = 1.0 + 0.1 * std::log(4.0);
+      p.corr_low = 20.0f;
+      p.corr_denom = 23.0;
+      skip.push_back({offsetof(htp_rope_params, mscale), offsetof(htp_rope_params, corr_denom) + 8});
+      skip.push_back({offsetof(htp_rope_params, corr_low), offsetof(htp_rope_params, corr_low) + 4});
+    }
+    ASSERT_EQ(htp_rope_plan(t(y), t(x), t(pos), nullptr, 128, HTP_ROPE_MODE_NEOX, threads(), vtcm(), &p), HTP_OK);
+    htp_kparams_set(&op, p);
+    expect_tampering_refused(sizeof p, skip);
+  }
+}
+
 TEST_F(HtpKparamsTamper, GetRowsAndSetRows) {
   {
     const uint16_t src = tensor(HTP_TYPE_F32, {64, 10, 1, 1}), idx = zeros(HTP_TYPE_I32, {5, 1, 1, 1});
