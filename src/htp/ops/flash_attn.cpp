@@ -583,8 +583,8 @@ htp_status op_flash_attn(htp_op_ctx* ctx) {
   st = run_workers(ctx, fa_worker, &job, job.status, job.p.n_threads);
   if (st != HTP_OK) return st;
   if (job.split) {
-    work_queue_run(ctx->wq, fa_combine, &job, 1);
-    if (job.status[0] != HTP_OK) return job.status[0];
+    st = run_workers(ctx, fa_combine, &job, job.status, 1);
+    if (st != HTP_OK) return st;
   }
   return HTP_OK;
 }

@@ -20,7 +20,7 @@ struct norm_job {
   uint32_t opcode;
   float eps;
   uint64_t n_rows;
-  rw_status status;
+  htp_status status[HTP_MAX_THREADS];
 };
 
 // A row's scale (1 / rms, 1 / sd or 1 / max(||x||, eps)) and, for NORM, its mean.
@@ -115,7 +115,7 @@ void norm_worker(unsigned n, unsigned i, void* data) {
     pol.w = (const float*)rw_preload(&ctx->dma[i], vtcm, ctx->src[1]->data, ctx->dst->t.ne[0] * 4, &ok);
   }
   ok = ok && rw_stream(ctx, plan, range, 2, pol, i);
-  j->status.s[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
+  j->status[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 }  // namespace
@@ -141,9 +141,7 @@ htp_status op_norm(htp_op_ctx* ctx) {
   job.opcode = opcode;
   job.eps = rw_param_f(*ctx->op, 0);
   job.n_rows = n_rows;
-  job.status.reset();
-  work_queue_run(ctx->wq, norm_worker, &job, job.p.plan.n_threads);
-  return job.status.first(job.p.plan.n_threads);
+  return run_workers(ctx, norm_worker, &job, job.status, job.p.plan.n_threads);
 }
 
 }  // namespace hexllm::htp
