@@ -44,7 +44,9 @@ struct Skip {
 // One op in a bank filled with a byte pattern (index tensors zeroed so that every index is valid).
 class HtpKparamsTamper : public ::testing::Test {
  protected:
-  HtpKparamsTamper() : bank_(8u << 20), s_(bank_, 2, HTP_DMA_ASYNC, kVtcm) { std::memset(bank_.base, 0x3c, bank_.size); }
+  HtpKparamsTamper() : bank_(8u << 20), s_(bank_, 2, HTP_DMA_ASYNC, kVtcm) {
+    std::memset(bank_.base, 0x3c, bank_.size);
+  }
 
   uint16_t tensor(uint32_t type, Shape ne) {
     const uint16_t i = b_.tensor(0, next_, type, ne);
