@@ -1,7 +1,7 @@
 // Kernel params and VTCM layout for the binary family (ADD, SUB, MUL, DIV on F32 rows, src1
-// broadcast over rows and within a row; ADD_ID at the end of the file). Header-only: the host fills the params with
-// htp_binary_params_build; the kernel verifies them with htp_binary_params_check, which runs
-// the same layout builder, so the two sides cannot disagree about offsets.
+// broadcast over rows and within a row; ADD_ID at the end of the file). Header-only: the host
+// fills the params with htp_binary_params_build; the kernel reruns it in htp_binary_params_check
+// and compares (htp_kparams_match), so the two sides cannot disagree about any field.
 #pragma once
 
 #include <stdint.h>

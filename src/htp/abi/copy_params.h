@@ -14,8 +14,8 @@
 //   FLAT  CPY/CONT/DUP with no row correspondence (row lengths differ and neither side is
 //         contiguous) or rows too long for VTCM: element runs straight in DDR (the fallback).
 // Dst rows are split across workers; row r is (r % ne1, r / ne1 % ne2, r / ne1 / ne2).
-// Header-only: the host fills the params with htp_copy_params_build; the kernel rebuilds them
-// from the tensors with htp_copy_params_make and compares.
+// Header-only: the host fills the params with htp_copy_params_build; the kernel reruns it from
+// the tensors and the session and compares (htp_kparams_match).
 #pragma once
 
 #include <stdint.h>

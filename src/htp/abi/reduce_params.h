@@ -5,8 +5,8 @@
 //   TOP_K     dst I32 [k, ne1, ne2, ne3]: indices of the k largest values, largest first, ties
 //             by lower index (params[0] = k): the MoE router's expert choice.
 // Rows are split across workers; row r is (r % ne1, r / ne1 % ne2, r / ne1 / ne2).
-// Header-only: the host fills the params with htp_reduce_params_build; the kernel rebuilds
-// them from the tensors with htp_reduce_params_make and compares.
+// Header-only: the host fills the params with htp_reduce_params_build; the kernel reruns it
+// from the tensors, op params and the session and compares (htp_kparams_match).
 #pragma once
 
 #include <stdint.h>

@@ -1,7 +1,7 @@
 // Kernel params and VTCM layout for the ROPE family (F32 rows, I32 positions, optional F32
 // freq factors; normal and NEOX pairing; YaRN). Header-only: the host computes the per-op
 // constants that need libm (theta scale, YaRN correction dims, magnitude) and plans the tiling
-// with htp_rope_plan; the kernel re-runs the same planner pieces in htp_rope_params_check.
+// with htp_rope_plan; the kernel reruns the planner in htp_rope_params_check and compares.
 //
 // Angles are formed in double on the device: theta = pos * freq[i], freq[i] = theta_scale^i
 // / ff[i] * (freq_scale (1 - mix_i) + mix_i). A float angle loses ~ulp(1e5) = 0.008 rad at

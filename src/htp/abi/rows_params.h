@@ -6,8 +6,8 @@
 //             F32 to dst's F32/F16/BF16 (the KV-cache write); idx I32/I64 [n, m2, m3].
 // "Work rows" are the rows the workers split: dst rows for GET_ROWS, src rows for SET_ROWS;
 // work row r is (i, j, k) = (r % ne1, r / ne1 % ne2, r / ne1 / ne2).
-// Header-only: the host fills the params with htp_rows_params_build; the kernel rebuilds them
-// from the tensors with htp_rows_params_make and compares, so both sides agree on every offset.
+// Header-only: the host fills the params with htp_rows_params_build; the kernel reruns it from
+// the tensors and the session and compares (htp_kparams_match), so both sides agree on every field.
 #pragma once
 
 #include <stdint.h>
