@@ -46,9 +46,10 @@ constexpr htp_status htp_act_params_build(uint32_t opcode, const htp_tensor& dst
   return st;
 }
 
-// Device side; call after htp_act_supported, for a non-empty dst.
-constexpr htp_status htp_act_params_check(const htp_act_params& p, const htp_tensor& dst,
-                                          uint32_t max_threads, uint32_t vtcm_size) {
-  if (!htp_fastdiv_valid(p.chunks, p.plan.n_chunks)) return HTP_ERR_INVALID_PARAMS;
-  return htp_rw_plan_check(p.plan, htp_act_shape(dst), dst, true, max_threads, vtcm_size);
+// Device side (htp_kparams_match); call after htp_act_supported, for a non-empty dst.
+inline htp_status htp_act_params_check(const htp_act_params& p, uint32_t opcode, const htp_tensor& dst,
+                                       const htp_tensor& a, const htp_tensor* b, uint32_t max_threads,
+                                       uint32_t vtcm_size) {
+  htp_act_params want{};
+  return htp_kparams_match(htp_act_params_build(opcode, dst, a, b, max_threads, vtcm_size, &want), want, p);
 }

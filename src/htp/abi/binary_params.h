@@ -1,7 +1,7 @@
 // Kernel params and VTCM layout for the binary family (ADD, SUB, MUL, DIV on F32 rows, src1
-// broadcast over rows and within a row; ADD_ID at the end of the file). Header-only: the host fills the params with
-// htp_binary_params_build; the kernel verifies them with htp_binary_params_check, which runs
-// the same layout builder, so the two sides cannot disagree about offsets.
+// broadcast over rows and within a row; ADD_ID at the end of the file). Header-only: the host
+// fills the params with htp_binary_params_build; the kernel reruns it in htp_binary_params_check
+// and compares (htp_kparams_match), so the two sides cannot disagree about any field.
 #pragma once
 
 #include <stdint.h>
@@ -111,26 +111,11 @@ constexpr htp_status htp_binary_params_build(const htp_tensor& dst, const htp_te
   return HTP_OK;
 }
 
-// Device side: host params are untrusted; wrong ones would send DMA or index math out of bounds.
-// Call after htp_binary_supported and only for a non-empty dst.
-constexpr htp_status htp_binary_params_check(const htp_binary_params& p, const htp_tensor& dst,
-                                             const htp_tensor& src1, uint32_t max_threads, uint32_t vtcm_size) {
-  if (p.n_threads == 0 || p.n_threads > max_threads || p.block_rows == 0) return HTP_ERR_INVALID_PARAMS;
-  if (!htp_fastdiv_valid(p.ne1, dst.ne[1]) || !htp_fastdiv_valid(p.ne2, dst.ne[2]) ||
-      !htp_fastdiv_valid(p.ne11, src1.ne[1]) || !htp_fastdiv_valid(p.ne12, src1.ne[2]) ||
-      !htp_fastdiv_valid(p.ne13, src1.ne[3]))
-    return HTP_ERR_INVALID_PARAMS;
-  uint64_t thread_bytes = 0;
-  const htp_binary_layout want =
-      htp_binary_layout_build(dst.ne[0], src1.ne[0], src1.ne[1], p.block_rows, &thread_bytes);
-  if (thread_bytes * p.n_threads > vtcm_size) return HTP_ERR_VTCM_TOO_SMALL;
-  const htp_binary_layout& got = p.layout;
-  if (got.src0_offset != want.src0_offset || got.src1_offset != want.src1_offset ||
-      got.dst_offset != want.dst_offset || got.slot_bytes != want.slot_bytes ||
-      got.thread_bytes != want.thread_bytes || got.row_stride0 != want.row_stride0 ||
-      got.row_stride1 != want.row_stride1)
-    return HTP_ERR_INVALID_PARAMS;
-  return HTP_OK;
+// Device side (htp_kparams_match): call after htp_binary_supported and only for a non-empty dst.
+inline htp_status htp_binary_params_check(const htp_binary_params& p, const htp_tensor& dst, const htp_tensor& src0,
+                                          const htp_tensor& src1, uint32_t max_threads, uint32_t vtcm_size) {
+  htp_binary_params want{};
+  return htp_kparams_match(htp_binary_params_build(dst, src0, src1, max_threads, vtcm_size, &want), want, p);
 }
 
 // ---- ADD_ID: dst[:, i, t] = src0[:, i, t] + src1[:, ids[i, t]] (per-expert biases of MoE) ----
@@ -214,17 +199,10 @@ constexpr htp_status htp_add_id_params_build(const htp_tensor& dst, const htp_te
   return HTP_ERR_VTCM_TOO_SMALL;
 }
 
-// Device side: rebuilds the params with the thread count and block size they name and requires
-// every field to match. Call for a non-empty dst.
+// Device side (htp_kparams_match); call for a non-empty dst.
 inline htp_status htp_add_id_params_check(const htp_add_id_params& p, const htp_tensor& dst, const htp_tensor& src0,
                                           const htp_tensor& src1, const htp_tensor& ids, uint32_t max_threads,
                                           uint32_t vtcm_size) {
-  if (p.n_threads > max_threads) return HTP_ERR_INVALID_PARAMS;
   htp_add_id_params want{};
-  uint64_t thread_bytes = 0;
-  const htp_status st = htp_add_id_params_make(dst, src0, src1, ids, p.n_threads, p.block_rows, &want, &thread_bytes);
-  if (st != HTP_OK) return st;
-  if (__builtin_memcmp(&want, &p, sizeof p) != 0) return HTP_ERR_INVALID_PARAMS;
-  if (thread_bytes * p.n_threads > vtcm_size) return HTP_ERR_VTCM_TOO_SMALL;
-  return HTP_OK;
+  return htp_kparams_match(htp_add_id_params_build(dst, src0, src1, ids, max_threads, vtcm_size, &want), want, p);
 }

@@ -14,8 +14,8 @@
 //   FLAT  CPY/CONT/DUP with no row correspondence (row lengths differ and neither side is
 //         contiguous) or rows too long for VTCM: element runs straight in DDR (the fallback).
 // Dst rows are split across workers; row r is (r % ne1, r / ne1 % ne2, r / ne1 / ne2).
-// Header-only: the host fills the params with htp_copy_params_build; the kernel rebuilds them
-// from the tensors with htp_copy_params_make and compares.
+// Header-only: the host fills the params with htp_copy_params_build; the kernel reruns it from
+// the tensors and the session and compares (htp_kparams_match).
 #pragma once
 
 #include <stdint.h>
@@ -273,18 +273,12 @@ constexpr htp_status htp_copy_params_build(uint32_t opcode, const int32_t* param
                               (uint32_t)(nr_flat < max_threads ? nr_flat : max_threads), 0, out, &tb);
 }
 
-// Device side: host params are untrusted. Rebuilds them from the tensors with the kind, thread
-// count and block size they name and requires every field to match. Call for a non-empty op.
+// Device side (htp_kparams_match): the kind, too, is the host's choice rebuilt. Call for a
+// non-empty op.
 inline htp_status htp_copy_params_check(const htp_copy_params& p, uint32_t opcode, const int32_t* params,
                                         const htp_tensor& dst, const htp_tensor* src0, const htp_tensor* src1,
                                         uint32_t max_threads, uint32_t vtcm_size) {
-  if (p.n_threads > max_threads) return HTP_ERR_INVALID_PARAMS;
   htp_copy_params want{};
-  uint64_t thread_bytes = 0;
-  const htp_status st =
-      htp_copy_params_make(p.kind, opcode, params, dst, src0, src1, p.n_threads, p.block_rows, &want, &thread_bytes);
-  if (st != HTP_OK) return st;
-  if (__builtin_memcmp(&want, &p, sizeof p) != 0) return HTP_ERR_INVALID_PARAMS;
-  if (thread_bytes * p.n_threads > vtcm_size) return HTP_ERR_VTCM_TOO_SMALL;
-  return HTP_OK;
+  return htp_kparams_match(htp_copy_params_build(opcode, params, dst, src0, src1, max_threads, vtcm_size, &want),
+                           want, p);
 }

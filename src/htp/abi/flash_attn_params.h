@@ -318,36 +318,38 @@ constexpr htp_status htp_fa_plan(const htp_tensor& dst, const htp_tensor& q, con
   }
 }
 
-// Device side: host params are untrusted; wrong ones would send DMA or index math out of
-// bounds. Call after htp_fa_supported, for a non-empty output. Fills the tiling and layout.
-constexpr htp_status htp_fa_params_check(const htp_fa_params& p, const htp_fa_shape& s, bool has_mask,
-                                         uint32_t max_threads, uint32_t vtcm_size, htp_fa_tiling* tiling,
-                                         htp_fa_layout* layout) {
-  if (p.n_threads == 0 || p.n_threads > max_threads || p.block_kv == 0 || p.q_tile == 0 ||
-      p.head_group == 0 || p.n_units == 0 || p.n_threads > p.n_units ||
-      (p.flags & ~(uint32_t)HTP_FA_FLAGS_ALL) != 0)
-    return HTP_ERR_INVALID_PARAMS;
-  const bool split = (p.flags & HTP_FA_SPLIT_KV) != 0;
-  const uint32_t gqa = s.n_head / s.n_head_kv;
-  if (p.q_tile > s.n_q || p.block_kv > s.n_kv || p.head_group > gqa) return HTP_ERR_INVALID_PARAMS;
-  if (!htp_fastdiv_valid(p.n_head_kv, s.n_head_kv) || !htp_fastdiv_valid(p.n_seq, s.n_seq) ||
-      !htp_fastdiv_valid(p.seq_ratio, s.n_seq / s.n_seq_kv))
-    return HTP_ERR_INVALID_PARAMS;
-  if (split) {
-    // Whole heads and queries per unit; every chunk has a block.
-    if (!htp_fa_split_ok(s) || p.q_tile != s.n_q || p.head_group != gqa || p.n_parts.div == 0 ||
-        p.n_parts.div > htp_fa_ceil_div(s.n_kv, p.block_kv) || !htp_fastdiv_valid(p.n_parts, p.n_parts.div) ||
-        (uint64_t)p.n_parts.div * s.n_seq != p.n_units)
-      return HTP_ERR_INVALID_PARAMS;
-  } else {
-    if (p.head_group > HTP_FA_MAX_HEADS ||
-        !htp_fastdiv_valid(p.n_parts, htp_fa_ceil_div(gqa, p.head_group)) ||
-        p.n_units != htp_fa_head_units(s, p.q_tile, p.head_group))
-      return HTP_ERR_INVALID_PARAMS;
+// Device side (htp_kparams_match): the plan is rebuilt from the tensors and the session.
+// q_scale, softcap and n_head_log2 follow from the op params (f[0] scale, f[1] max_bias,
+// f[2] softcap) in float and integer arithmetic and are rebuilt too. The ALiBi bases
+// alibi_m0/m1 need exp2 in double: with max_bias > 0 they are taken as sent (they only scale
+// mask values: wrong numbers, never a bad access), otherwise they must be 0. Call after
+// htp_fa_supported, for a non-empty output. Fills the tiling and layout.
+inline htp_status htp_fa_params_check(const htp_fa_params& p, const htp_tensor& dst, const htp_tensor& q,
+                                      const htp_tensor& k, const htp_tensor& v, const htp_tensor* mask,
+                                      const htp_tensor* sinks, const int32_t* op_params, uint32_t max_threads,
+                                      uint32_t vtcm_size, htp_fa_tiling* tiling, htp_fa_layout* layout) {
+  auto param_f = [&](uint32_t i) {
+    float f;
+    __builtin_memcpy(&f, &op_params[i], 4);
+    return f;
+  };
+  const float scale = param_f(0), max_bias = param_f(1), softcap = param_f(2);
+  htp_fa_params want{};
+  want.softcap = softcap;
+  want.q_scale = softcap != 0.0f ? scale / softcap : scale;
+  if (max_bias > 0.0f) {
+    uint32_t n_head_log2 = 1;  // the largest power of two <= n_head
+    while (n_head_log2 <= q.ne[2] / 2) n_head_log2 *= 2;
+    want.n_head_log2 = n_head_log2;
+    want.alibi_m0 = p.alibi_m0;
+    want.alibi_m1 = p.alibi_m1;
   }
+  const htp_status st =
+      htp_kparams_match(htp_fa_plan(dst, q, k, v, mask, sinks, max_threads, vtcm_size, &want), want, p);
+  if (st != HTP_OK) return st;
+  const htp_fa_shape s = htp_fa_shape_of(q, k, v);
+  const bool split = (p.flags & HTP_FA_SPLIT_KV) != 0;
   *tiling = htp_fa_tiling_of(s, p.q_tile, p.head_group, p.block_kv, split);
-  *layout = htp_fa_layout_build(s, *tiling, has_mask, p.n_threads, p.n_units, split);
-  if (layout->total_bytes != p.total_bytes) return HTP_ERR_INVALID_PARAMS;
-  if (layout->total_bytes > vtcm_size) return HTP_ERR_VTCM_TOO_SMALL;
-  return HTP_OK;
+  *layout = htp_fa_layout_build(s, *tiling, mask != nullptr, p.n_threads, p.n_units, split);
+  return layout->total_bytes <= vtcm_size ? HTP_OK : HTP_ERR_VTCM_TOO_SMALL;
 }

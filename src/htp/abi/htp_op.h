@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "htp/abi/htp_limits.h"
+#include "htp/abi/htp_status.h"
 
 enum htp_op_flags : uint32_t {
   HTP_OPF_SKIP_COMPUTE = 1u << 0,  // validate and time the op but run no kernel (profiling)
@@ -35,4 +36,15 @@ inline T htp_kparams_get(const htp_op_desc& op) {
   T params;
   __builtin_memcpy(&params, op.kparams, sizeof(T));
   return params;
+}
+
+// The device side of every family's params check. Host params are untrusted: a wrong field
+// would send DMA or index math out of bounds. The kernel reruns the host's header-only builder
+// from the op's shapes, op params and the session (the host builds with exactly the session's
+// threads and VTCM) into a zero-initialised `want`, and the blob must hold the same bytes.
+// Params structs have no padding, so equal plans are equal bytes.
+template <typename T>
+inline htp_status htp_kparams_match(htp_status built, const T& want, const T& got) {
+  if (built != HTP_OK) return built;
+  return __builtin_memcmp(&want, &got, sizeof(T)) == 0 ? HTP_OK : HTP_ERR_INVALID_PARAMS;
 }

@@ -50,8 +50,10 @@ constexpr htp_status htp_norm_params_build(uint32_t opcode, const htp_tensor& ds
   return htp_rw_plan_build(htp_norm_shape(opcode, dst), dst, false, max_threads, vtcm_size, &out->plan);
 }
 
-// Device side; call after htp_norm_supported, for a non-empty dst.
-constexpr htp_status htp_norm_params_check(const htp_norm_params& p, uint32_t opcode, const htp_tensor& dst,
-                                           uint32_t max_threads, uint32_t vtcm_size) {
-  return htp_rw_plan_check(p.plan, htp_norm_shape(opcode, dst), dst, false, max_threads, vtcm_size);
+// Device side (htp_kparams_match); call after htp_norm_supported, for a non-empty dst.
+inline htp_status htp_norm_params_check(const htp_norm_params& p, uint32_t opcode, const htp_tensor& dst,
+                                        const htp_tensor& src, const htp_tensor* w, uint32_t max_threads,
+                                        uint32_t vtcm_size) {
+  htp_norm_params want{};
+  return htp_kparams_match(htp_norm_params_build(opcode, dst, src, w, max_threads, vtcm_size, &want), want, p);
 }

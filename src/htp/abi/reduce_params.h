@@ -5,8 +5,8 @@
 //   TOP_K     dst I32 [k, ne1, ne2, ne3]: indices of the k largest values, largest first, ties
 //             by lower index (params[0] = k): the MoE router's expert choice.
 // Rows are split across workers; row r is (r % ne1, r / ne1 % ne2, r / ne1 / ne2).
-// Header-only: the host fills the params with htp_reduce_params_build; the kernel rebuilds
-// them from the tensors with htp_reduce_params_make and compares.
+// Header-only: the host fills the params with htp_reduce_params_build; the kernel reruns it
+// from the tensors, op params and the session and compares (htp_kparams_match).
 #pragma once
 
 #include <stdint.h>
@@ -150,18 +150,11 @@ constexpr htp_status htp_reduce_params_build(uint32_t opcode, const int32_t* par
   return HTP_ERR_VTCM_TOO_SMALL;
 }
 
-// Device side: host params are untrusted. Rebuilds them from the tensors with the thread count
-// and block size they name and requires every field to match. Call for a non-empty op.
+// Device side (htp_kparams_match); call for a non-empty op.
 inline htp_status htp_reduce_params_check(const htp_reduce_params& p, uint32_t opcode, const int32_t* params,
                                           const htp_tensor& dst, const htp_tensor& src, uint32_t max_threads,
                                           uint32_t vtcm_size) {
-  if (p.n_threads > max_threads) return HTP_ERR_INVALID_PARAMS;
   htp_reduce_params want{};
-  uint64_t thread_bytes = 0;
-  const htp_status st = htp_reduce_params_make(opcode, params, dst, src, p.n_threads, p.block_rows, &want,
-                                               &thread_bytes);
-  if (st != HTP_OK) return st;
-  if (__builtin_memcmp(&want, &p, sizeof p) != 0) return HTP_ERR_INVALID_PARAMS;
-  if (thread_bytes * p.n_threads > vtcm_size) return HTP_ERR_VTCM_TOO_SMALL;
-  return HTP_OK;
+  return htp_kparams_match(htp_reduce_params_build(opcode, params, dst, src, max_threads, vtcm_size, &want), want,
+                           p);
 }

@@ -1,7 +1,7 @@
 // Kernel params and VTCM layout for the ROPE family (F32 rows, I32 positions, optional F32
 // freq factors; normal and NEOX pairing; YaRN). Header-only: the host computes the per-op
 // constants that need libm (theta scale, YaRN correction dims, magnitude) and plans the tiling
-// with htp_rope_plan; the kernel re-runs the same planner pieces in htp_rope_params_check.
+// with htp_rope_plan; the kernel reruns the planner in htp_rope_params_check and compares.
 //
 // Angles are formed in double on the device: theta = pos * freq[i], freq[i] = theta_scale^i
 // / ff[i] * (freq_scale (1 - mix_i) + mix_i). A float angle loses ~ulp(1e5) = 0.008 rad at
@@ -145,23 +145,34 @@ constexpr htp_status htp_rope_plan(const htp_tensor& dst, const htp_tensor& src,
   return HTP_OK;
 }
 
-// Device side: host params are untrusted; wrong ones would send DMA or index math out of
-// bounds. Call after htp_rope_supported and only for a non-empty dst. (Wrong float fields
-// give wrong numbers, never a bad access.)
-constexpr htp_status htp_rope_params_check(const htp_rope_params& p, const htp_tensor& dst,
-                                           uint32_t max_threads, uint32_t vtcm_size) {
-  if (p.n_threads == 0 || p.n_threads > max_threads || p.block_rows == 0) return HTP_ERR_INVALID_PARAMS;
-  if (!htp_fastdiv_valid(p.ne1, dst.ne[1]) || !htp_fastdiv_valid(p.ne2, dst.ne[2]))
-    return HTP_ERR_INVALID_PARAMS;
-  uint64_t thread_bytes = 0;
-  const htp_rope_layout want = htp_rope_layout_build(dst.ne[0], p.n_dims, p.block_rows, &thread_bytes);
-  if (thread_bytes * p.n_threads > vtcm_size) return HTP_ERR_VTCM_TOO_SMALL;
-  const htp_rope_layout& got = p.layout;
-  if (got.src_offset != want.src_offset || got.dst_offset != want.dst_offset ||
-      got.pos_offset != want.pos_offset || got.slot_bytes != want.slot_bytes ||
-      got.freq_offset != want.freq_offset || got.cache_offset != want.cache_offset ||
-      got.ff_offset != want.ff_offset || got.thread_bytes != want.thread_bytes ||
-      got.row_stride != want.row_stride)
-    return HTP_ERR_INVALID_PARAMS;
-  return HTP_OK;
+// Device side (htp_kparams_match): the plan is rebuilt from the tensors, n_dims and mode (op
+// params 0, 1) and the session. Of the float fields, freq_scale and ext_factor are the op
+// params f[4], f[5] and are rebuilt; without YaRN (ext_factor 0) so are mscale (f[6]),
+// corr_low and corr_denom. theta_scale, and with YaRN mscale, corr_low and corr_denom, need
+// libm: they are taken as sent. They only enter the angle and magnitude arithmetic, so a wrong
+// one gives wrong numbers, never a bad access. Call after htp_rope_supported, for a non-empty dst.
+inline htp_status htp_rope_params_check(const htp_rope_params& p, const htp_tensor& dst, const htp_tensor& src,
+                                        const htp_tensor& pos, const htp_tensor* ff, const int32_t* op_params,
+                                        uint32_t max_threads, uint32_t vtcm_size) {
+  auto param_f = [&](uint32_t i) {
+    float f;
+    __builtin_memcpy(&f, &op_params[i], 4);
+    return f;
+  };
+  htp_rope_params want{};
+  want.theta_scale = p.theta_scale;
+  want.freq_scale = (float)(double)param_f(4);
+  want.ext_factor = (float)(double)param_f(5);
+  if (want.ext_factor != 0.0f) {
+    want.mscale = p.mscale;
+    want.corr_low = p.corr_low;
+    want.corr_denom = p.corr_denom;
+  } else {
+    want.mscale = (double)param_f(6);
+    want.corr_low = 0.0f;
+    want.corr_denom = 1.0;
+  }
+  const htp_status st = htp_rope_plan(dst, src, pos, ff, (uint32_t)op_params[0], (uint32_t)op_params[1],
+                                      max_threads, vtcm_size, &want);
+  return htp_kparams_match(st, want, p);
 }

@@ -6,8 +6,8 @@
 //             F32 to dst's F32/F16/BF16 (the KV-cache write); idx I32/I64 [n, m2, m3].
 // "Work rows" are the rows the workers split: dst rows for GET_ROWS, src rows for SET_ROWS;
 // work row r is (i, j, k) = (r % ne1, r / ne1 % ne2, r / ne1 / ne2).
-// Header-only: the host fills the params with htp_rows_params_build; the kernel rebuilds them
-// from the tensors with htp_rows_params_make and compares, so both sides agree on every offset.
+// Header-only: the host fills the params with htp_rows_params_build; the kernel reruns it from
+// the tensors and the session and compares (htp_kparams_match), so both sides agree on every field.
 #pragma once
 
 #include <stdint.h>
@@ -196,17 +196,10 @@ constexpr htp_status htp_rows_params_build(uint32_t opcode, const htp_tensor& ds
   return HTP_ERR_VTCM_TOO_SMALL;
 }
 
-// Device side: host params are untrusted. Rebuilds them from the tensors with the thread count
-// and block size they name and requires every field to match. Call for a non-empty op.
+// Device side (htp_kparams_match); call for a non-empty op.
 inline htp_status htp_rows_params_check(const htp_rows_params& p, uint32_t opcode, const htp_tensor& dst,
                                         const htp_tensor& src0, const htp_tensor& idx, uint32_t max_threads,
                                         uint32_t vtcm_size) {
-  if (p.n_threads > max_threads) return HTP_ERR_INVALID_PARAMS;
   htp_rows_params want{};
-  uint64_t thread_bytes = 0;
-  const htp_status st = htp_rows_params_make(opcode, dst, src0, idx, p.n_threads, p.block_rows, &want, &thread_bytes);
-  if (st != HTP_OK) return st;
-  if (__builtin_memcmp(&want, &p, sizeof p) != 0) return HTP_ERR_INVALID_PARAMS;
-  if (thread_bytes * p.n_threads > vtcm_size) return HTP_ERR_VTCM_TOO_SMALL;
-  return HTP_OK;
+  return htp_kparams_match(htp_rows_params_build(opcode, dst, src0, idx, max_threads, vtcm_size, &want), want, p);
 }

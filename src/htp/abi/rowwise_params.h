@@ -1,8 +1,8 @@
 // The streaming plan shared by the row-wise kernel families (unary, act, norm, softmax):
 // how rows are split across workers, how many rows (or which column chunk of a row) one DMA
 // block holds, and each worker's VTCM area. Header-only: the host builds the plan with
-// htp_rw_plan_build, the kernel checks it with htp_rw_plan_check, which reruns the same layout
-// builder, so the two sides cannot disagree about offsets.
+// htp_rw_plan_build, and each family's kernel reruns its builder and compares (htp_kparams_match),
+// so the two sides cannot disagree about any field.
 //
 // Two modes, chosen by the host:
 //   whole rows  (n_chunks == 1): a block is up to block_rows rows of one (i2, i3) plane;
@@ -90,12 +90,6 @@ constexpr htp_rw_layout htp_rw_layout_build(const htp_rw_shape& s, uint32_t bloc
   return out;
 }
 
-constexpr bool htp_rw_layout_equal(const htp_rw_layout& a, const htp_rw_layout& b) {
-  return a.in1_offset == b.in1_offset && a.in_stride[0] == b.in_stride[0] &&
-         a.in_stride[1] == b.in_stride[1] && a.out_offset == b.out_offset && a.out_stride == b.out_stride &&
-         a.slot_bytes == b.slot_bytes && a.thread_bytes == b.thread_bytes && a.row_offset == b.row_offset;
-}
-
 // Work units a plan splits over workers: tiles (row, chunk) for elementwise families, rows otherwise.
 constexpr uint64_t htp_rw_units(const htp_rw_plan& p, uint64_t n_rows, bool elementwise) {
   return elementwise ? n_rows * p.n_chunks : n_rows;
@@ -178,25 +172,6 @@ constexpr htp_status htp_rw_plan_build(const htp_rw_shape& s, const htp_tensor& 
   out->ne2 = htp_fastdiv_init(dst.ne[2]);
   uint64_t tb = 0;
   out->layout = htp_rw_layout_build(s, out->block_rows, chunk, out->n_chunks > 1, &tb);
-  return HTP_OK;
-}
-
-// Device side: host params are untrusted; wrong ones would send DMA or index math out of bounds.
-// Call only for a non-empty dst whose row count fits 32 bits.
-constexpr htp_status htp_rw_plan_check(const htp_rw_plan& p, const htp_rw_shape& s, const htp_tensor& dst,
-                                       bool elementwise, uint32_t max_threads, uint32_t vtcm_size) {
-  if (p.n_threads == 0 || p.n_threads > max_threads || p.block_rows == 0) return HTP_ERR_INVALID_PARAMS;
-  if (p.chunk_cols == 0 || p.chunk_cols > s.ne0 || p.n_chunks != (s.ne0 + p.chunk_cols - 1) / p.chunk_cols)
-    return HTP_ERR_INVALID_PARAMS;
-  if (p.n_chunks > 1 && p.block_rows != 1) return HTP_ERR_INVALID_PARAMS;
-  if (p.n_chunks > 1 && s.row_bytes != 0 && s.in_bytes[1] != 0) return HTP_ERR_INVALID_PARAMS;
-  if (htp_rw_units(p, htp_tensor_nrows(dst), elementwise) > 0xffffffffu) return HTP_ERR_INVALID_PARAMS;
-  if (!htp_fastdiv_valid(p.ne1, dst.ne[1]) || !htp_fastdiv_valid(p.ne2, dst.ne[2]))
-    return HTP_ERR_INVALID_PARAMS;
-  uint64_t tb = 0;
-  const htp_rw_layout want = htp_rw_layout_build(s, p.block_rows, p.chunk_cols, p.n_chunks > 1, &tb);
-  if (tb * p.n_threads > vtcm_size) return HTP_ERR_VTCM_TOO_SMALL;
-  if (!htp_rw_layout_equal(want, p.layout)) return HTP_ERR_INVALID_PARAMS;
   return HTP_OK;
 }
 

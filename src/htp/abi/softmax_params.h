@@ -70,12 +70,18 @@ constexpr htp_status htp_softmax_params_build(const htp_tensor& dst, const htp_t
   return HTP_OK;
 }
 
-// Device side; call after htp_softmax_supported, for a non-empty dst.
-constexpr htp_status htp_softmax_params_check(const htp_softmax_params& p, const htp_tensor& dst,
-                                              const htp_tensor* mask, const htp_tensor* sinks,
-                                              uint32_t max_threads, uint32_t vtcm_size) {
-  if (!htp_fastdiv_valid(p.m2, mask != nullptr ? mask->ne[2] : 1) ||
-      !htp_fastdiv_valid(p.m3, mask != nullptr ? mask->ne[3] : 1))
-    return HTP_ERR_INVALID_PARAMS;
-  return htp_rw_plan_check(p.plan, htp_softmax_shape(dst, mask, sinks), dst, false, max_threads, vtcm_size);
+// Device side (htp_kparams_match); call after htp_softmax_supported, for a non-empty dst.
+// Every integer field is rebuilt and compared. m0 and m1 need exp2 in double, so with
+// max_bias > 0 they are taken as sent: they only scale mask values (wrong numbers, never a bad
+// access); with max_bias <= 0 they must be 0 like everything else the host did not set.
+inline htp_status htp_softmax_params_check(const htp_softmax_params& p, const htp_tensor& dst, const htp_tensor& a,
+                                           const htp_tensor* mask, const htp_tensor* sinks, float max_bias,
+                                           uint32_t max_threads, uint32_t vtcm_size) {
+  htp_softmax_params want{};
+  const htp_status st = htp_softmax_params_build(dst, a, mask, sinks, max_threads, vtcm_size, &want);
+  if (max_bias > 0.0f) {
+    want.m0 = p.m0;
+    want.m1 = p.m1;
+  }
+  return htp_kparams_match(st, want, p);
 }

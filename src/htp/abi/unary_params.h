@@ -53,9 +53,9 @@ constexpr htp_status htp_unary_params_build(uint32_t opcode, const htp_tensor& d
   return st;
 }
 
-// Device side; call after htp_unary_supported, for a non-empty dst.
-constexpr htp_status htp_unary_params_check(const htp_unary_params& p, const htp_tensor& dst,
-                                            uint32_t max_threads, uint32_t vtcm_size) {
-  if (!htp_fastdiv_valid(p.chunks, p.plan.n_chunks)) return HTP_ERR_INVALID_PARAMS;
-  return htp_rw_plan_check(p.plan, htp_unary_shape(dst), dst, true, max_threads, vtcm_size);
+// Device side (htp_kparams_match); call after htp_unary_supported, for a non-empty dst.
+inline htp_status htp_unary_params_check(const htp_unary_params& p, uint32_t opcode, const htp_tensor& dst,
+                                         const htp_tensor& src, uint32_t max_threads, uint32_t vtcm_size) {
+  htp_unary_params want{};
+  return htp_kparams_match(htp_unary_params_build(opcode, dst, src, max_threads, vtcm_size, &want), want, p);
 }

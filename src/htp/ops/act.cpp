@@ -18,7 +18,7 @@ struct act_job {
   const tensor_ref* src[2];  // gate, up tensors
   uint32_t col_offset[2];    // bytes into the row (the second half of a split row)
   uint64_t n_rows;
-  rw_status status;
+  htp_status status[HTP_MAX_THREADS];
 };
 
 struct act_policy {
@@ -52,7 +52,7 @@ void act_worker(unsigned n, unsigned i, void* data) {
   auto* j = (act_job*)data;
   act_policy pol{j};
   const rw_range range = rw_worker_range(j->p.plan, j->p.chunks, j->n_rows, true, n, i);
-  j->status.s[i] = rw_stream(j->ctx, j->p.plan, range, 1, pol, i) ? HTP_OK : HTP_ERR_INTERNAL;
+  j->status[i] = rw_stream(j->ctx, j->p.plan, range, 1, pol, i) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 }  // namespace
@@ -72,7 +72,8 @@ htp_status op_act(htp_op_ctx* ctx) {
   act_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_act_params>(*ctx->op);
-  st = htp_act_params_check(job.p, td, ctx->n_threads, ctx->vtcm_size);
+  st = htp_act_params_check(job.p, opcode, td, a->t, b != nullptr ? &b->t : nullptr, ctx->n_threads,
+                            ctx->vtcm_size);
   if (st != HTP_OK) return st;
   job.vm = &vmath_select();
   job.opcode = opcode;
@@ -88,9 +89,7 @@ htp_status op_act(htp_op_ctx* ctx) {
   job.col_offset[0] = swapped ? second_offset : 0;
   job.col_offset[1] = swapped ? 0 : second_offset;
   job.n_rows = n_rows;
-  job.status.reset();
-  work_queue_run(ctx->wq, act_worker, &job, job.p.plan.n_threads);
-  return job.status.first(job.p.plan.n_threads);
+  return run_workers(ctx, act_worker, &job, job.status, job.p.plan.n_threads);
 }
 
 }  // namespace hexllm::htp

@@ -2,14 +2,11 @@
 // (ne11/ne12/ne13 dividing dst's) and within a row (ne10 dividing ne0); and ADD_ID (src1 rows
 // chosen by an index tensor), at the end of the file.
 //
-// The pattern other kernels follow (DESIGN §5.1): rows are split across workers; each worker
-// streams blocks of rows DDR -> DMA -> VTCM -> compute -> VTCM -> DMA -> DDR through two slots
-// in its own VTCM area. Its DMA queue is the slot rotation: the prologue pushes, per slot, a
-// token for the output buffer and the input blocks; each iteration pops {output token, src0,
-// src1}, computes, pushes the write-back (which becomes the slot's next output token) and the
-// prefetch of the block two ahead into the inputs it just consumed; the epilogue drains.
+// Rows are split across workers; each worker streams blocks of rows, a run strided alike in
+// src0, src1 and dst, through the DMA pipeline of ops/pipeline.h.
 #include "htp/abi/binary_params.h"
 #include "htp/ops/ops.h"
+#include "htp/ops/pipeline.h"
 #include "htp/util.h"
 
 namespace hexllm::htp {
@@ -74,7 +71,7 @@ void compute_rows(const uint8_t* src0, uint32_t stride0, const uint8_t* src1, ui
   }
 }
 
-void compute(uint32_t opcode, const dma_ptr& a, const dma_ptr& b, uint32_t stride1, const dma_view& out,
+void compute_block(uint32_t opcode, const dma_ptr& a, const dma_ptr& b, uint32_t stride1, const dma_view& out,
              uint32_t rows, uint32_t ne0, uint32_t ne10) {
   auto* fn = compute_rows<HTP_OP_DIV>;
   if (opcode == HTP_OP_ADD) fn = compute_rows<HTP_OP_ADD>;
@@ -83,67 +80,55 @@ void compute(uint32_t opcode, const dma_ptr& a, const dma_ptr& b, uint32_t strid
   fn(a.data, a.stride, b.data, stride1, out.ptr, out.stride, rows, ne0, ne10);
 }
 
+// One worker's blocks for dma_pipeline_run: src0 and src1 rows in, dst rows out.
+struct binary_blocks {
+  using block = row_block;
+  static constexpr uint32_t slots = HTP_BINARY_SLOTS;
+  static constexpr uint32_t max_in = 2;
+  static constexpr uint16_t compute_event = HTP_EV_COMPUTE;
+
+  const binary_job* j;
+  uint8_t* area;
+  uint32_t next_row, r_end;
+
+  uint8_t* slot(uint32_t s, uint32_t offset) const { return area + s * j->p.layout.slot_bytes + offset; }
+  bool one_src1_row() const { return j->ctx->src[1]->t.ne[1] == 1; }
+
+  bool more() const { return next_row < r_end; }
+  void next(block* b) {
+    *b = block_at(*j, next_row, r_end);
+    next_row += b->rows;
+  }
+  uint32_t push_in(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_binary_layout& lay = j->p.layout;
+    const htp_tensor& t0 = j->ctx->src[0]->t;
+    const htp_tensor& t1 = j->ctx->src[1]->t;
+    *ok &= dma_queue_push_2d(q, slot(s, lay.src0_offset), lay.row_stride0, b.src0, t0.nb[1], t0.ne[0] * 4, b.rows);
+    *ok &= dma_queue_push_2d(q, slot(s, lay.src1_offset), lay.row_stride1, b.src1, t1.nb[1], t1.ne[0] * 4,
+                             one_src1_row() ? 1 : b.rows);
+    return 2;
+  }
+  uint8_t* out_buf(uint32_t s) const { return slot(s, j->p.layout.dst_offset); }
+  void compute(dma_queue* q, const block& b, uint32_t s, const dma_ptr* in) const {
+    const htp_tensor& td = j->ctx->dst->t;
+    const dma_view out = dma_queue_write_target(q, out_buf(s), j->p.layout.row_stride0, b.dst, td.nb[1]);
+    compute_block(j->opcode, in[0], in[1], one_src1_row() ? 0 : in[1].stride, out, b.rows, td.ne[0],
+                  j->ctx->src[1]->t.ne[0]);
+  }
+  uint32_t push_out(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_tensor& td = j->ctx->dst->t;
+    *ok &= dma_queue_push_2d(q, b.dst, td.nb[1], out_buf(s), j->p.layout.row_stride0, td.ne[0] * 4, b.rows);
+    return 1;
+  }
+};
+
 void binary_worker(unsigned n, unsigned i, void* data) {
   auto* j = (binary_job*)data;
   const htp_op_ctx* ctx = j->ctx;
-  const htp_binary_layout& lay = j->p.layout;
-  const htp_tensor& td = ctx->dst->t;
-  const htp_tensor& t0 = ctx->src[0]->t;
-  const htp_tensor& t1 = ctx->src[1]->t;
-  const uint32_t ne0 = td.ne[0], ne10 = t1.ne[0];
-  const uint32_t row_bytes0 = ne0 * 4, row_bytes1 = ne10 * 4;
-  const bool one_src1_row = t1.ne[1] == 1;
-
   // This worker's rows, from i alone.
-  const uint32_t r_begin = (uint32_t)((uint64_t)j->n_rows * i / n);
-  const uint32_t r_end = (uint32_t)((uint64_t)j->n_rows * (i + 1) / n);
-  dma_queue* q = &ctx->dma[i];
-  trace_buf* tr = &ctx->trace[i];
-  uint8_t* area = ctx->vtcm_base + (uint64_t)i * lay.thread_bytes;
-  auto slot_src0 = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src0_offset; };
-  auto slot_src1 = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src1_offset; };
-  auto slot_dst = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.dst_offset; };
-
-  row_block blocks[HTP_BINARY_SLOTS];  // the block each slot holds
-  uint32_t next_row = r_begin, n_fetched = 0;
-  bool ok = true;
-  auto fetch = [&](uint32_t s) {
-    const row_block b = block_at(*j, next_row, r_end);
-    blocks[s] = b;
-    next_row += b.rows;
-    ++n_fetched;
-    ok &= dma_queue_push_2d(q, slot_src0(s), lay.row_stride0, b.src0, t0.nb[1], row_bytes0, b.rows);
-    ok &= dma_queue_push_2d(q, slot_src1(s), lay.row_stride1, b.src1, t1.nb[1], row_bytes1,
-                            one_src1_row ? 1 : b.rows);
-  };
-
-  // Prologue: each slot gets an output token, then its first input blocks.
-  for (uint32_t s = 0; s < HTP_BINARY_SLOTS && next_row < r_end; ++s) {
-    ok &= dma_queue_push_token(q, nullptr, slot_dst(s));
-    fetch(s);
-  }
-  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
-    const uint32_t s = k % HTP_BINARY_SLOTS;
-    trace_begin(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-    dma_queue_pop(q);  // the slot's output buffer is free (token or previous write-back done)
-    const dma_ptr a = dma_queue_pop(q);
-    const dma_ptr b = dma_queue_pop(q);
-    trace_end(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-
-    const row_block blk = blocks[s];
-    const dma_view out = dma_queue_write_target(q, slot_dst(s), lay.row_stride0, blk.dst, td.nb[1]);
-    trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)k);
-    compute(j->opcode, a, b, one_src1_row ? 0 : b.stride, out, blk.rows, ne0, ne10);
-    trace_end(tr, HTP_EV_COMPUTE, (uint16_t)k);
-
-    ok &= dma_queue_push_2d(q, blk.dst, td.nb[1], slot_dst(s), lay.row_stride0, row_bytes0, blk.rows);
-    if (next_row < r_end) fetch(s);
-  }
-  // Epilogue: the last write-backs.
-  trace_begin(tr, HTP_EV_FLUSH, 0);
-  dma_queue_flush(q);
-  trace_end(tr, HTP_EV_FLUSH, 0);
-  j->status[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
+  binary_blocks k{j, ctx->vtcm_base + (uint64_t)i * j->p.layout.thread_bytes,
+                  (uint32_t)((uint64_t)j->n_rows * i / n), (uint32_t)((uint64_t)j->n_rows * (i + 1) / n)};
+  j->status[i] = dma_pipeline_run(&ctx->dma[i], &ctx->trace[i], k) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 // ---- ADD_ID: dst[:, i, t] = src0[:, i, t] + src1[:, ids[i, t]] ----------------------------------
@@ -163,87 +148,89 @@ int32_t id_at(const tensor_ref& ids, uint32_t i, uint32_t t) {
   return v;
 }
 
+// One worker's blocks for dma_pipeline_run: src0 rows and one gathered src1 row per dst row in.
+struct add_id_blocks {
+  struct block {
+    uint8_t* dst;
+    uint32_t i, t;  // first row (i, token t)
+    uint32_t rows;
+  };
+  static constexpr uint32_t slots = HTP_BINARY_SLOTS;
+  static constexpr uint32_t max_in = 1 + HTP_ADD_ID_MAX_BLOCK;
+  static constexpr uint16_t compute_event = HTP_EV_COMPUTE;
+
+  const add_id_job* j;
+  uint8_t* area;
+  uint32_t next_row, r_end;
+  bool bad_id;
+
+  uint8_t* slot(uint32_t s, uint32_t offset) const { return area + s * j->p.layout.slot_bytes + offset; }
+  // Ids are re-checked where used: the op may write over its own ids (a hostile batch).
+  const uint8_t* bias_row(uint32_t i, uint32_t t) {
+    const tensor_ref& b = *j->ctx->src[1];
+    const int32_t e = id_at(*j->ctx->src[2], i, t);
+    bad_id |= e < 0 || (uint32_t)e >= b.t.ne[1];
+    return b.data + (uint64_t)(bad_id ? 0 : e) * b.t.nb[1];
+  }
+
+  bool more() const { return next_row < r_end; }
+  void next(block* b) {
+    const htp_add_id_params& p = j->p;
+    const htp_tensor& td = j->ctx->dst->t;
+    b->t = htp_fastdiv(next_row, p.ne1);
+    b->i = next_row - b->t * p.ne1.div;
+    b->rows = htp_min(htp_min(p.block_rows, r_end - next_row), p.ne1.div - b->i);
+    b->dst = j->ctx->dst->data + (uint64_t)b->i * td.nb[1] + (uint64_t)b->t * td.nb[2];
+    next_row += b->rows;
+  }
+  uint32_t push_in(dma_queue* q, const block& b, uint32_t s, bool* ok) {
+    const htp_binary_layout& lay = j->p.layout;
+    const tensor_ref& a = *j->ctx->src[0];
+    const uint32_t row_bytes = j->ctx->dst->t.ne[0] * 4;
+    *ok &= dma_queue_push_2d(q, slot(s, lay.src0_offset), lay.row_stride0,
+                             a.data + (uint64_t)b.i * a.t.nb[1] + (uint64_t)b.t * a.t.nb[2], a.t.nb[1], row_bytes,
+                             b.rows);
+    for (uint32_t r = 0; r < b.rows; ++r)
+      *ok &= dma_queue_push(q, slot(s, lay.src1_offset) + (uint64_t)r * lay.row_stride1, bias_row(b.i + r, b.t),
+                            row_bytes);
+    return 1 + b.rows;
+  }
+  uint8_t* out_buf(uint32_t s) const { return slot(s, j->p.layout.dst_offset); }
+  void compute(dma_queue* q, const block& b, uint32_t s, const dma_ptr* in) const {
+    const htp_tensor& td = j->ctx->dst->t;
+    const uint32_t ne0 = td.ne[0];
+    const dma_view out = dma_queue_write_target(q, out_buf(s), j->p.layout.row_stride0, b.dst, td.nb[1]);
+    for (uint32_t r = 0; r < b.rows; ++r) {
+      const float* xr = (const float*)(in[0].data + (uint64_t)r * in[0].stride);
+      const float* bias = (const float*)in[1 + r].data;
+      float* y = (float*)(out.ptr + (uint64_t)r * out.stride);
+      for (uint32_t c = 0; c < ne0; ++c) y[c] = xr[c] + bias[c];
+    }
+  }
+  uint32_t push_out(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_tensor& td = j->ctx->dst->t;
+    *ok &= dma_queue_push_2d(q, b.dst, td.nb[1], out_buf(s), j->p.layout.row_stride0, td.ne[0] * 4, b.rows);
+    return 1;
+  }
+};
+
 void add_id_worker(unsigned n, unsigned w, void* data) {
   auto* j = (add_id_job*)data;
   const htp_op_ctx* ctx = j->ctx;
   const htp_add_id_params& p = j->p;
-  const htp_binary_layout& lay = p.layout;
-  const tensor_ref& a = *ctx->src[0];
-  const tensor_ref& b = *ctx->src[1];
-  const tensor_ref& ids = *ctx->src[2];
-  const htp_tensor& td = ctx->dst->t;
-  const uint32_t ne0 = td.ne[0], row_bytes = ne0 * 4;
   const uint32_t r_begin = (uint32_t)((uint64_t)j->n_rows * w / n);
   const uint32_t r_end = (uint32_t)((uint64_t)j->n_rows * (w + 1) / n);
   for (uint32_t r = r_begin; r < r_end; ++r) {
     const uint32_t t = htp_fastdiv(r, p.ne1);
-    const int32_t e = id_at(ids, r - t * p.ne1.div, t);
-    if (e < 0 || (uint32_t)e >= b.t.ne[1]) {
+    const int32_t e = id_at(*ctx->src[2], r - t * p.ne1.div, t);
+    if (e < 0 || (uint32_t)e >= ctx->src[1]->t.ne[1]) {
       j->status[w] = HTP_ERR_INVALID_PARAMS;
       return;
     }
   }
-
-  dma_queue* q = &ctx->dma[w];
-  trace_buf* tr = &ctx->trace[w];
-  uint8_t* area = ctx->vtcm_base + (uint64_t)w * lay.thread_bytes;
-  auto slot_src0 = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src0_offset; };
-  auto slot_src1 = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src1_offset; };
-  auto slot_dst = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.dst_offset; };
-  struct block {
-    uint8_t* dst;
-    uint32_t rows;
-  } blocks[HTP_BINARY_SLOTS];
-  uint32_t next_row = r_begin, n_fetched = 0;
-  bool ok = true, bad_id = false;
-  // Ids are re-checked where used: the op may write over its own ids (a hostile batch).
-  auto bias_row = [&](uint32_t i, uint32_t t) {
-    const int32_t e = id_at(ids, i, t);
-    bad_id |= e < 0 || (uint32_t)e >= b.t.ne[1];
-    return b.data + (uint64_t)(bad_id ? 0 : e) * b.t.nb[1];
-  };
-  auto fetch = [&](uint32_t s) {
-    const uint32_t t = htp_fastdiv(next_row, p.ne1), i = next_row - t * p.ne1.div;
-    const uint32_t rows = htp_min(htp_min(p.block_rows, r_end - next_row), p.ne1.div - i);
-    blocks[s] = {ctx->dst->data + (uint64_t)i * td.nb[1] + (uint64_t)t * td.nb[2], rows};
-    next_row += rows;
-    ++n_fetched;
-    ok &= dma_queue_push_2d(q, slot_src0(s), lay.row_stride0, a.data + (uint64_t)i * a.t.nb[1] + (uint64_t)t * a.t.nb[2],
-                            a.t.nb[1], row_bytes, rows);
-    for (uint32_t r = 0; r < rows; ++r)
-      ok &= dma_queue_push(q, slot_src1(s) + (uint64_t)r * lay.row_stride1, bias_row(i + r, t), row_bytes);
-  };
-
-  for (uint32_t s = 0; s < HTP_BINARY_SLOTS && next_row < r_end; ++s) {
-    ok &= dma_queue_push_token(q, nullptr, slot_dst(s));
-    fetch(s);
-  }
-  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
-    const uint32_t s = k % HTP_BINARY_SLOTS;
-    const block blk = blocks[s];
-    trace_begin(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-    dma_queue_pop(q);  // the slot's output buffer is free
-    const dma_ptr x = dma_queue_pop(q);
-    const float* bias[HTP_ADD_ID_MAX_BLOCK];
-    for (uint32_t r = 0; r < blk.rows; ++r) bias[r] = (const float*)dma_queue_pop(q).data;
-    trace_end(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-
-    const dma_view out = dma_queue_write_target(q, slot_dst(s), lay.row_stride0, blk.dst, td.nb[1]);
-    trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)k);
-    for (uint32_t r = 0; r < blk.rows; ++r) {
-      const float* xr = (const float*)(x.data + (uint64_t)r * x.stride);
-      float* y = (float*)(out.ptr + (uint64_t)r * out.stride);
-      for (uint32_t c = 0; c < ne0; ++c) y[c] = xr[c] + bias[r][c];
-    }
-    trace_end(tr, HTP_EV_COMPUTE, (uint16_t)k);
-
-    ok &= dma_queue_push_2d(q, blk.dst, td.nb[1], slot_dst(s), lay.row_stride0, row_bytes, blk.rows);
-    if (next_row < r_end) fetch(s);
-  }
-  trace_begin(tr, HTP_EV_FLUSH, 0);
-  dma_queue_flush(q);
-  trace_end(tr, HTP_EV_FLUSH, 0);
-  j->status[w] = bad_id ? HTP_ERR_INVALID_PARAMS : ok ? HTP_OK : HTP_ERR_INTERNAL;
+  add_id_blocks k{j, ctx->vtcm_base + (uint64_t)w * p.layout.thread_bytes, r_begin, r_end, false};
+  const bool ok = dma_pipeline_run(&ctx->dma[w], &ctx->trace[w], k);
+  j->status[w] = k.bad_id ? HTP_ERR_INVALID_PARAMS : ok ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 htp_status op_add_id(htp_op_ctx* ctx) {
@@ -288,7 +275,7 @@ htp_status op_binary(htp_op_ctx* ctx) {
   job.p = htp_kparams_get<htp_binary_params>(*ctx->op);
   job.opcode = opcode;
   job.n_rows = (uint32_t)n_rows;
-  st = htp_binary_params_check(job.p, td, t1, ctx->n_threads, ctx->vtcm_size);
+  st = htp_binary_params_check(job.p, td, ctx->src[0]->t, t1, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
   return run_workers(ctx, binary_worker, &job, job.status, job.p.n_threads);
 }

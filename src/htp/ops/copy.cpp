@@ -1,8 +1,8 @@
 // Copy family: CPY, CONT, DUP, CONCAT, REPEAT, PAD, FILL (see htp/abi/copy_params.h).
 //
 // ROWS kind: dst rows are split across workers from (n, i) alone; a block is a run of dst rows
-// whose source rows are consecutive too. Each block streams through two VTCM slots in the
-// binary family's pattern (the DMA FIFO rotates the slots): the source pieces come in (one 2-D
+// whose source rows are consecutive too. Blocks stream through the DMA pipeline of
+// ops/pipeline.h: the source pieces come in (one 2-D
 // descriptor for dense rows, one per row whose elements are strided), each dst row is built by
 // converting / repeating the pieces and filling its tail, and goes out the same way. Dense F16
 // conversions run through vmath; strided runs convert element by element.
@@ -10,6 +10,7 @@
 #include "base/fp16.h"
 #include "htp/abi/copy_params.h"
 #include "htp/ops/ops.h"
+#include "htp/ops/pipeline.h"
 #include "htp/util.h"
 #include "htp/vmath/vmath.h"
 
@@ -196,15 +197,16 @@ copy_block block_at(const copy_job& j, uint32_t r, uint32_t r_end) {
   return b;
 }
 
-// Pushes a piece's rows of a block into VTCM (row stride vstride).
-void push_piece(dma_queue* q, uint8_t* vt, uint32_t vstride, const piece& pc, uint32_t n, uint32_t es,
+// Pushes a piece's rows of a block into VTCM (row stride vstride); returns the descriptors pushed.
+uint32_t push_piece(dma_queue* q, uint8_t* vt, uint32_t vstride, const piece& pc, uint32_t n, uint32_t es,
                     uint32_t rows, bool* ok) {
   if (pc.dense) {
     *ok &= dma_queue_push_2d(q, vt, vstride, pc.row, pc.nb1, n * es, rows);
-    return;
+    return 1;
   }
   for (uint32_t r = 0; r < rows; ++r)  // gather: each element is a "row" of es bytes
     *ok &= dma_queue_push_2d(q, vt + (uint64_t)r * vstride, es, pc.row + (uint64_t)r * pc.nb1, pc.nb0, es, n);
+  return rows;
 }
 
 struct run_ptr {
@@ -212,73 +214,59 @@ struct run_ptr {
   uint32_t stride;  // element stride
 };
 
-// Pops what push_piece pushed; out[r] is where row r's elements can be read now (a gathered
-// row read in place, in zero-copy mode, keeps its source element stride).
-void pop_piece(dma_queue* q, const piece& pc, uint32_t rows, uint32_t es, run_ptr* out) {
+// Reads what push_piece pushed from the popped descriptors; out[r] is where row r's elements
+// can be read now (a gathered row read in place, in zero-copy mode, keeps its source element
+// stride). Returns the descriptors it used.
+uint32_t unpack_piece(const dma_ptr* in, const piece& pc, uint32_t rows, uint32_t es, run_ptr* out) {
   if (pc.dense) {
-    const dma_ptr d = dma_queue_pop(q);
-    for (uint32_t r = 0; r < rows; ++r) out[r] = {d.data + (uint64_t)r * d.stride, es};
-    return;
+    for (uint32_t r = 0; r < rows; ++r) out[r] = {in[0].data + (uint64_t)r * in[0].stride, es};
+    return 1;
   }
-  for (uint32_t r = 0; r < rows; ++r) {
-    const dma_ptr d = dma_queue_pop(q);
-    out[r] = {d.data, d.stride};
-  }
+  for (uint32_t r = 0; r < rows; ++r) out[r] = {in[r].data, in[r].stride};
+  return rows;
 }
 
-void rows_worker(unsigned n, unsigned w, void* data) {
-  auto* j = (copy_job*)data;
-  const htp_op_ctx* ctx = j->ctx;
-  const htp_copy_layout& lay = j->p.layout;
-  const htp_tensor& dv = j->dv;
-  const uint32_t es0 = j->conv.src_es, esd = j->conv.dst_es;
-  const bool dst_dense = dv.nb[0] == esd;
-  const uint32_t dst_row_bytes = j->row_elems * esd;
+// One worker's blocks (ROWS kind) for dma_pipeline_run: the pieces in, dst rows out (one 2-D
+// descriptor for dense dst rows, one per row whose elements are strided).
+struct copy_blocks {
+  using block = copy_block;
+  static constexpr uint32_t slots = HTP_COPY_SLOTS;
+  static constexpr uint32_t max_in = 2 * HTP_COPY_MAX_BLOCK;
+  static constexpr uint16_t compute_event = HTP_EV_COMPUTE;
 
-  uint32_t next_row = (uint32_t)((uint64_t)j->n_rows * w / n);
-  const uint32_t r_end = (uint32_t)((uint64_t)j->n_rows * (w + 1) / n);
-  dma_queue* q = &ctx->dma[w];
-  trace_buf* tr = &ctx->trace[w];
-  uint8_t* area = ctx->vtcm_base + (uint64_t)w * lay.thread_bytes;
-  auto slot = [&](uint32_t s, uint32_t off) { return area + s * lay.slot_bytes + off; };
+  const copy_job* j;
+  uint8_t* area;
+  uint32_t next_row, r_end;
 
-  struct slot_state {
-    copy_block b;
-    uint32_t out_pending;  // descriptors that free the slot's output rows
-  } st[HTP_COPY_SLOTS] = {};
-  uint32_t n_fetched = 0;
-  bool ok = true;
-  auto fetch = [&](uint32_t s) {
-    slot_state& ss = st[s];
-    ss.b = block_at(*j, next_row, r_end);
-    next_row += ss.b.rows;
-    ++n_fetched;
-    if (ss.b.has0) push_piece(q, slot(s, lay.in0_offset), lay.in0_stride, ss.b.p0, j->n0, es0, ss.b.rows, &ok);
-    if (ss.b.has1) push_piece(q, slot(s, lay.in1_offset), lay.in1_stride, ss.b.p1, j->n1, es0, ss.b.rows, &ok);
-  };
+  uint8_t* slot(uint32_t s, uint32_t offset) const { return area + s * j->p.layout.slot_bytes + offset; }
+  bool dst_dense() const { return j->dv.nb[0] == j->conv.dst_es; }
 
-  for (uint32_t s = 0; s < HTP_COPY_SLOTS && next_row < r_end; ++s) {
-    ok &= dma_queue_push_token(q, nullptr, slot(s, lay.dst_offset));
-    st[s].out_pending = 1;
-    fetch(s);
+  bool more() const { return next_row < r_end; }
+  void next(block* b) {
+    *b = block_at(*j, next_row, r_end);
+    next_row += b->rows;
   }
-  run_ptr in0[HTP_COPY_MAX_BLOCK], in1[HTP_COPY_MAX_BLOCK];
-  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
-    const uint32_t s = k % HTP_COPY_SLOTS;
-    slot_state& ss = st[s];
-    const copy_block b = ss.b;
-    trace_begin(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-    for (uint32_t i = 0; i < ss.out_pending; ++i) dma_queue_pop(q);
-    if (b.has0) pop_piece(q, b.p0, b.rows, es0, in0);
-    if (b.has1) pop_piece(q, b.p1, b.rows, es0, in1);
-    trace_end(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-
-    uint8_t* vt = slot(s, lay.dst_offset);
+  uint32_t push_in(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_copy_layout& lay = j->p.layout;
+    uint32_t n = 0;
+    if (b.has0) n += push_piece(q, slot(s, lay.in0_offset), lay.in0_stride, b.p0, j->n0, j->conv.src_es, b.rows, ok);
+    if (b.has1) n += push_piece(q, slot(s, lay.in1_offset), lay.in1_stride, b.p1, j->n1, j->conv.src_es, b.rows, ok);
+    return n;
+  }
+  uint8_t* out_buf(uint32_t s) const { return slot(s, j->p.layout.dst_offset); }
+  void compute(dma_queue* q, const block& b, uint32_t s, const dma_ptr* in) const {
+    const htp_copy_layout& lay = j->p.layout;
+    const htp_tensor& dv = j->dv;
+    const uint32_t es0 = j->conv.src_es, esd = j->conv.dst_es;
+    run_ptr in0[HTP_COPY_MAX_BLOCK], in1[HTP_COPY_MAX_BLOCK];
+    uint32_t used = 0;
+    if (b.has0) used += unpack_piece(in, b.p0, b.rows, es0, in0);
+    if (b.has1) unpack_piece(in + used, b.p1, b.rows, es0, in1);
+    uint8_t* vt = out_buf(s);
     const dma_view block_out = dma_queue_write_target(q, vt, lay.dst_stride, b.dst, dv.nb[1]);
-    trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)k);
     for (uint32_t r = 0; r < b.rows; ++r) {
       run_ptr y{block_out.ptr + (uint64_t)r * block_out.stride, esd};
-      if (!dst_dense) {
+      if (!dst_dense()) {
         const dma_view v = dma_queue_write_target(q, vt + (uint64_t)r * lay.dst_stride, esd,
                                                   b.dst + (uint64_t)r * dv.nb[1], dv.nb[0]);
         y = {v.ptr, v.stride};
@@ -295,23 +283,29 @@ void rows_worker(unsigned n, unsigned w, void* data) {
       if (pos < j->row_elems)
         fill_run(out + (uint64_t)pos * y.stride, y.stride, j->row_elems - pos, j->pattern, esd, j->zero_tail);
     }
-    trace_end(tr, HTP_EV_COMPUTE, (uint16_t)k);
-
-    if (dst_dense) {
-      ok &= dma_queue_push_2d(q, b.dst, dv.nb[1], vt, lay.dst_stride, dst_row_bytes, b.rows);
-      ss.out_pending = 1;
-    } else {
-      for (uint32_t r = 0; r < b.rows; ++r)  // scatter: each element is a "row" of esd bytes
-        ok &= dma_queue_push_2d(q, b.dst + (uint64_t)r * dv.nb[1], dv.nb[0], vt + (uint64_t)r * lay.dst_stride, esd,
-                                esd, j->row_elems);
-      ss.out_pending = b.rows;
-    }
-    if (next_row < r_end) fetch(s);
   }
-  trace_begin(tr, HTP_EV_FLUSH, 0);
-  dma_queue_flush(q);
-  trace_end(tr, HTP_EV_FLUSH, 0);
-  j->status[w] = ok ? HTP_OK : HTP_ERR_INTERNAL;
+  uint32_t push_out(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_copy_layout& lay = j->p.layout;
+    const htp_tensor& dv = j->dv;
+    const uint32_t esd = j->conv.dst_es;
+    uint8_t* vt = out_buf(s);
+    if (dst_dense()) {
+      *ok &= dma_queue_push_2d(q, b.dst, dv.nb[1], vt, lay.dst_stride, j->row_elems * esd, b.rows);
+      return 1;
+    }
+    for (uint32_t r = 0; r < b.rows; ++r)  // scatter: each element is a "row" of esd bytes
+      *ok &= dma_queue_push_2d(q, b.dst + (uint64_t)r * dv.nb[1], dv.nb[0], vt + (uint64_t)r * lay.dst_stride, esd,
+                               esd, j->row_elems);
+    return b.rows;
+  }
+};
+
+void rows_worker(unsigned n, unsigned w, void* data) {
+  auto* j = (copy_job*)data;
+  const htp_op_ctx* ctx = j->ctx;
+  copy_blocks k{j, ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes,
+                (uint32_t)((uint64_t)j->n_rows * w / n), (uint32_t)((uint64_t)j->n_rows * (w + 1) / n)};
+  j->status[w] = dma_pipeline_run(&ctx->dma[w], &ctx->trace[w], k) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 // Element k of src -> element k of dst, straight in DDR: each dst row is cut into runs that are

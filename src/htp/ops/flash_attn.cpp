@@ -574,7 +574,8 @@ htp_status op_flash_attn(htp_op_ctx* ctx) {
   job.p = htp_kparams_get<htp_fa_params>(*ctx->op);
   job.s = htp_fa_shape_of(tq, tk, tv);
   if (job.s.n_q == 0 || job.s.n_head == 0 || job.s.n_seq == 0) return HTP_OK;
-  st = htp_fa_params_check(job.p, job.s, mask != nullptr, ctx->n_threads, ctx->vtcm_size, &job.t, &job.lay);
+  st = htp_fa_params_check(job.p, td, tq, tk, tv, mask, sinks, ctx->op->params, ctx->n_threads, ctx->vtcm_size,
+                          &job.t, &job.lay);
   if (st != HTP_OK) return st;
   job.gqa = job.s.n_head / job.s.n_head_kv;
   job.n_blocks = htp_fa_ceil_div(job.s.n_kv, job.t.block_kv);
@@ -582,8 +583,8 @@ htp_status op_flash_attn(htp_op_ctx* ctx) {
   st = run_workers(ctx, fa_worker, &job, job.status, job.p.n_threads);
   if (st != HTP_OK) return st;
   if (job.split) {
-    work_queue_run(ctx->wq, fa_combine, &job, 1);
-    if (job.status[0] != HTP_OK) return job.status[0];
+    st = run_workers(ctx, fa_combine, &job, job.status, 1);
+    if (st != HTP_OK) return st;
   }
   return HTP_OK;
 }

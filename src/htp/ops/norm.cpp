@@ -20,7 +20,7 @@ struct norm_job {
   uint32_t opcode;
   float eps;
   uint64_t n_rows;
-  rw_status status;
+  htp_status status[HTP_MAX_THREADS];
 };
 
 // A row's scale (1 / rms, 1 / sd or 1 / max(||x||, eps)) and, for NORM, its mean.
@@ -115,7 +115,7 @@ void norm_worker(unsigned n, unsigned i, void* data) {
     pol.w = (const float*)rw_preload(&ctx->dma[i], vtcm, ctx->src[1]->data, ctx->dst->t.ne[0] * 4, &ok);
   }
   ok = ok && rw_stream(ctx, plan, range, 2, pol, i);
-  j->status.s[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
+  j->status[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 }  // namespace
@@ -125,8 +125,8 @@ htp_status op_norm(htp_op_ctx* ctx) {
   if (ctx->src[0] == nullptr) return HTP_ERR_INVALID_PARAMS;
   const htp_tensor& td = ctx->dst->t;
   const tensor_ref* w = ctx->src[1];
-  htp_status st = htp_norm_supported(opcode, td, ctx->src[0]->t,
-                                     opcode == HTP_OP_RMS_NORM_MUL && w != nullptr ? &w->t : nullptr);
+  const htp_tensor* wt = opcode == HTP_OP_RMS_NORM_MUL && w != nullptr ? &w->t : nullptr;
+  htp_status st = htp_norm_supported(opcode, td, ctx->src[0]->t, wt);
   if (st != HTP_OK) return st;
   const uint64_t n_rows = htp_tensor_nrows(td);
   if (n_rows == 0 || td.ne[0] == 0) return HTP_OK;
@@ -135,15 +135,13 @@ htp_status op_norm(htp_op_ctx* ctx) {
   norm_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_norm_params>(*ctx->op);
-  st = htp_norm_params_check(job.p, opcode, td, ctx->n_threads, ctx->vtcm_size);
+  st = htp_norm_params_check(job.p, opcode, td, ctx->src[0]->t, wt, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
   job.vm = &vmath_select();
   job.opcode = opcode;
   job.eps = rw_param_f(*ctx->op, 0);
   job.n_rows = n_rows;
-  job.status.reset();
-  work_queue_run(ctx->wq, norm_worker, &job, job.p.plan.n_threads);
-  return job.status.first(job.p.plan.n_threads);
+  return run_workers(ctx, norm_worker, &job, job.status, job.p.plan.n_threads);
 }
 
 }  // namespace hexllm::htp

@@ -1,8 +1,8 @@
 // Reduce family: SUM_ROWS, ARGSORT and TOP_K on F32 rows.
 //
-// Rows are split across workers from (n, i) alone and stream through two VTCM slots in the
-// binary family's pattern (the DMA FIFO rotates the slots): one 2-D fetch of a block of rows,
-// the row-wise work, one 2-D write-back of the block's results.
+// Rows are split across workers from (n, i) alone and stream through the DMA pipeline of
+// ops/pipeline.h: one 2-D fetch of a block of rows, the row-wise work, one 2-D write-back of
+// the block's results.
 //
 // Orderings are exact and deterministic: a float maps to an unsigned key with the same order
 // (-0 and +0 to the same key, as they compare equal), and a stable LSD radix sort over the keys
@@ -10,6 +10,7 @@
 // order. TOP_K with a small k (the MoE router) selects in one pass without sorting.
 #include "htp/abi/reduce_params.h"
 #include "htp/ops/ops.h"
+#include "htp/ops/pipeline.h"
 #include "htp/util.h"
 #include "htp/vmath/vmath.h"
 
@@ -108,80 +109,74 @@ struct reduce_block {
   uint32_t rows;
 };
 
-void reduce_worker(unsigned n, unsigned w, void* data) {
-  auto* jb = (reduce_job*)data;
-  const htp_op_ctx* ctx = jb->ctx;
-  const htp_reduce_params& p = jb->p;
-  const htp_reduce_layout& lay = p.layout;
-  const htp_tensor& ts = ctx->src[0]->t;
-  const htp_tensor& td = ctx->dst->t;
-  const uint32_t ne0 = ts.ne[0], k_out = td.ne[0];
+// One worker's blocks for dma_pipeline_run: src rows in, one result row per src row out.
+struct reduce_blocks {
+  using block = reduce_block;
+  static constexpr uint32_t slots = HTP_REDUCE_SLOTS;
+  static constexpr uint32_t max_in = 1;
+  static constexpr uint16_t compute_event = HTP_EV_COMPUTE;
 
-  uint32_t next_row = (uint32_t)((uint64_t)jb->n_rows * w / n);
-  const uint32_t r_end = (uint32_t)((uint64_t)jb->n_rows * (w + 1) / n);
-  dma_queue* q = &ctx->dma[w];
-  trace_buf* tr = &ctx->trace[w];
-  uint8_t* area = ctx->vtcm_base + (uint64_t)w * lay.thread_bytes;
-  uint8_t* scratch = area + lay.scratch_offset;
-  auto slot_src = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src_offset; };
-  auto slot_dst = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.dst_offset; };
-  auto dst_at = [&](const reduce_block& b) {
-    return ctx->dst->data + (uint64_t)b.i1 * td.nb[1] + (uint64_t)b.i2 * td.nb[2] + (uint64_t)b.i3 * td.nb[3];
-  };
+  const reduce_job* j;
+  uint8_t* area;
+  uint32_t next_row, r_end;
 
-  reduce_block blocks[HTP_REDUCE_SLOTS];
-  uint32_t n_fetched = 0;
-  bool ok = true;
-  auto fetch = [&](uint32_t s) {
-    const uint32_t i23 = htp_fastdiv(next_row, p.ne1);
-    reduce_block& b = blocks[s];
-    b.i1 = next_row - i23 * p.ne1.div;
-    b.i2 = htp_fastmod(i23, p.ne2);
-    b.i3 = htp_fastdiv(i23, p.ne2);
-    b.rows = htp_min(htp_min(p.block_rows, r_end - next_row), p.ne1.div - b.i1);
-    next_row += b.rows;
-    ++n_fetched;
-    const uint8_t* src = ctx->src[0]->data + (uint64_t)b.i1 * ts.nb[1] + (uint64_t)b.i2 * ts.nb[2] +
-                         (uint64_t)b.i3 * ts.nb[3];
-    ok &= dma_queue_push_2d(q, slot_src(s), lay.src_stride, src, ts.nb[1], p.src_row_bytes, b.rows);
-  };
-
-  for (uint32_t s = 0; s < HTP_REDUCE_SLOTS && next_row < r_end; ++s) {
-    ok &= dma_queue_push_token(q, nullptr, slot_dst(s));
-    fetch(s);
+  uint8_t* slot(uint32_t s, uint32_t offset) const { return area + s * j->p.layout.slot_bytes + offset; }
+  uint8_t* dst_at(const block& b) const {
+    const htp_tensor& td = j->ctx->dst->t;
+    return j->ctx->dst->data + (uint64_t)b.i1 * td.nb[1] + (uint64_t)b.i2 * td.nb[2] + (uint64_t)b.i3 * td.nb[3];
   }
-  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
-    const uint32_t s = k % HTP_REDUCE_SLOTS;
-    const reduce_block b = blocks[s];
-    trace_begin(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-    dma_queue_pop(q);  // the slot's output buffer is free
-    const dma_ptr in = dma_queue_pop(q);
-    trace_end(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
 
-    uint8_t* ddr = dst_at(b);
-    const dma_view out = dma_queue_write_target(q, slot_dst(s), lay.dst_stride, ddr, td.nb[1]);
-    trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)k);
+  bool more() const { return next_row < r_end; }
+  void next(block* b) {
+    const htp_reduce_params& p = j->p;
+    const uint32_t i23 = htp_fastdiv(next_row, p.ne1);
+    b->i1 = next_row - i23 * p.ne1.div;
+    b->i2 = htp_fastmod(i23, p.ne2);
+    b->i3 = htp_fastdiv(i23, p.ne2);
+    b->rows = htp_min(htp_min(p.block_rows, r_end - next_row), p.ne1.div - b->i1);
+    next_row += b->rows;
+  }
+  uint32_t push_in(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_reduce_params& p = j->p;
+    const htp_tensor& ts = j->ctx->src[0]->t;
+    const uint8_t* src = j->ctx->src[0]->data + (uint64_t)b.i1 * ts.nb[1] + (uint64_t)b.i2 * ts.nb[2] +
+                         (uint64_t)b.i3 * ts.nb[3];
+    *ok &= dma_queue_push_2d(q, slot(s, p.layout.src_offset), p.layout.src_stride, src, ts.nb[1], p.src_row_bytes,
+                             b.rows);
+    return 1;
+  }
+  uint8_t* out_buf(uint32_t s) const { return slot(s, j->p.layout.dst_offset); }
+  void compute(dma_queue* q, const block& b, uint32_t s, const dma_ptr* in) const {
+    const uint32_t ne0 = j->ctx->src[0]->t.ne[0], k_out = j->ctx->dst->t.ne[0];
+    uint8_t* scratch = area + j->p.layout.scratch_offset;
+    const dma_view out = dma_queue_write_target(q, out_buf(s), j->p.layout.dst_stride, dst_at(b), j->ctx->dst->t.nb[1]);
     for (uint32_t r = 0; r < b.rows; ++r) {
-      const float* x = (const float*)(in.data + (uint64_t)r * in.stride);
+      const float* x = (const float*)(in[0].data + (uint64_t)r * in[0].stride);
       uint8_t* y = out.ptr + (uint64_t)r * out.stride;
-      if (jb->opcode == HTP_OP_SUM_ROWS) {
-        const float sum = jb->vm->sum(x, ne0);
+      if (j->opcode == HTP_OP_SUM_ROWS) {
+        const float sum = j->vm->sum(x, ne0);
         htp_memcpy(y, &sum, 4);
-      } else if (jb->opcode == HTP_OP_TOP_K && !htp_topk_sorts(k_out)) {
+      } else if (j->opcode == HTP_OP_TOP_K && !htp_topk_sorts(k_out)) {
         top_k_select(x, ne0, k_out, (int32_t*)y);
       } else {
-        sort_row(x, ne0, jb->descending, scratch, (int32_t*)y, k_out);
+        sort_row(x, ne0, j->descending, scratch, (int32_t*)y, k_out);
       }
     }
-    trace_end(tr, HTP_EV_COMPUTE, (uint16_t)k);
-
-    ok &= dma_queue_push_2d(q, ddr, td.nb[1], slot_dst(s), lay.dst_stride, p.dst_row_bytes, b.rows);
-    if (next_row < r_end) fetch(s);
   }
-  trace_begin(tr, HTP_EV_FLUSH, 0);
-  dma_queue_flush(q);
-  trace_end(tr, HTP_EV_FLUSH, 0);
-  jb->status[w] = ok ? HTP_OK : HTP_ERR_INTERNAL;
+  uint32_t push_out(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_reduce_params& p = j->p;
+    *ok &= dma_queue_push_2d(q, dst_at(b), j->ctx->dst->t.nb[1], out_buf(s), p.layout.dst_stride, p.dst_row_bytes,
+                             b.rows);
+    return 1;
+  }
+};
+
+void reduce_worker(unsigned n, unsigned w, void* data) {
+  auto* j = (reduce_job*)data;
+  const htp_op_ctx* ctx = j->ctx;
+  reduce_blocks k{j, ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes,
+                  (uint32_t)((uint64_t)j->n_rows * w / n), (uint32_t)((uint64_t)j->n_rows * (w + 1) / n)};
+  j->status[w] = dma_pipeline_run(&ctx->dma[w], &ctx->trace[w], k) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 }  // namespace

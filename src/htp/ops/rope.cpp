@@ -3,12 +3,13 @@
 // magnitude folded into per-pair frequencies and a scale (see abi/rope_params.h).
 //
 // Rows (head i1, token i2, i3) are split across workers; each worker streams blocks of rows
-// DDR -> DMA -> VTCM -> rotate -> VTCM -> DMA -> DDR through two slots, the positions of a
-// block's tokens riding along. Per worker, a table of pair frequencies (double) is built once;
+// through the DMA pipeline of ops/pipeline.h, the positions of a block's tokens riding along.
+// Per worker, a table of pair frequencies (double) is built once;
 // per token the cos/sin cache is rebuilt from theta = pos * freq[i], reduced and evaluated in
 // double, so that large positions (1e5 .. 1e6) keep their angle to ~1e-10 rad.
 #include "htp/abi/rope_params.h"
 #include "htp/ops/ops.h"
+#include "htp/ops/pipeline.h"
 #include "htp/util.h"
 
 namespace hexllm::htp {
@@ -135,27 +136,78 @@ void rotate_row(const float* x, float* y, uint32_t ne0, uint32_t n_dims, bool ne
   for (uint32_t c = n_dims; c < ne0; ++c) y[c] = x[c];
 }
 
+// One worker's blocks for dma_pipeline_run: src rows and their tokens' positions in, dst rows out.
+struct rope_blocks {
+  using block = rope_block;
+  static constexpr uint32_t slots = HTP_ROPE_SLOTS;
+  static constexpr uint32_t max_in = 2;
+  static constexpr uint16_t compute_event = HTP_EV_COMPUTE;
+
+  const rope_job* j;
+  uint8_t* area;
+  uint32_t next_row, r_end;
+  const double* freq;
+  float* cos_c;
+  float* sin_c;
+  bool have_cache;  // cos_c / sin_c hold the angles of cached_pos
+  int32_t cached_pos;
+
+  uint8_t* slot(uint32_t s, uint32_t offset) const { return area + s * j->p.layout.slot_bytes + offset; }
+
+  bool more() const { return next_row < r_end; }
+  void next(block* b) {
+    *b = block_at(*j, next_row, r_end);
+    next_row += b->rows;
+  }
+  uint32_t push_in(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_rope_layout& lay = j->p.layout;
+    const htp_tensor& ts = j->ctx->src[0]->t;
+    *ok &= dma_queue_push_2d(q, slot(s, lay.src_offset), lay.row_stride, b.src, ts.nb[1], ts.ne[0] * 4, b.rows);
+    *ok &= dma_queue_push(q, slot(s, lay.pos_offset), b.pos, b.n_tok * 4);
+    return 2;
+  }
+  uint8_t* out_buf(uint32_t s) const { return slot(s, j->p.layout.dst_offset); }
+  void compute(dma_queue* q, const block& b, uint32_t s, const dma_ptr* in) {
+    const htp_rope_params& p = j->p;
+    const htp_tensor& td = j->ctx->dst->t;
+    const uint32_t ne0 = td.ne[0], ne1 = td.ne[1];
+    const bool neox = p.mode == HTP_ROPE_MODE_NEOX;
+    const dma_view out = dma_queue_write_target(q, out_buf(s), p.layout.row_stride, b.dst, td.nb[1]);
+    const auto* positions = (const int32_t*)in[1].data;
+    uint32_t i1 = b.i1, tok = 0;
+    for (uint32_t r = 0; r < b.rows; ++r) {
+      const int32_t pos = positions[tok];
+      if (!have_cache || pos != cached_pos) {  // consecutive rows mostly share a token
+        build_cache(p, freq, pos, cos_c, sin_c);
+        have_cache = true;
+        cached_pos = pos;
+      }
+      rotate_row((const float*)(in[0].data + (uint64_t)r * in[0].stride),
+                 (float*)(out.ptr + (uint64_t)r * out.stride), ne0, p.n_dims, neox, cos_c, sin_c);
+      if (++i1 == ne1) {
+        i1 = 0;
+        ++tok;
+      }
+    }
+  }
+  uint32_t push_out(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const htp_tensor& td = j->ctx->dst->t;
+    *ok &= dma_queue_push_2d(q, b.dst, td.nb[1], out_buf(s), j->p.layout.row_stride, td.ne[0] * 4, b.rows);
+    return 1;
+  }
+};
+
 void rope_worker(unsigned n, unsigned i, void* data) {
   auto* j = (rope_job*)data;
   const htp_op_ctx* ctx = j->ctx;
   const htp_rope_params& p = j->p;
   const htp_rope_layout& lay = p.layout;
-  const htp_tensor& ts = ctx->src[0]->t;
-  const htp_tensor& td = ctx->dst->t;
-  const uint32_t ne0 = td.ne[0], ne1 = td.ne[1], row_bytes = ne0 * 4, half = p.n_dims / 2;
-  const bool neox = p.mode == HTP_ROPE_MODE_NEOX;
-
-  const uint32_t r_begin = (uint32_t)((uint64_t)j->n_rows * i / n);
-  const uint32_t r_end = (uint32_t)((uint64_t)j->n_rows * (i + 1) / n);
+  const uint32_t half = p.n_dims / 2;
   dma_queue* q = &ctx->dma[i];
   trace_buf* tr = &ctx->trace[i];
   uint8_t* area = ctx->vtcm_base + (uint64_t)i * lay.thread_bytes;
   auto* freq = (double*)(area + lay.freq_offset);
   auto* cos_c = (float*)(area + lay.cache_offset);
-  float* sin_c = cos_c + half;
-  auto slot_src = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.src_offset; };
-  auto slot_dst = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.dst_offset; };
-  auto slot_pos = [&](uint32_t s) { return area + s * lay.slot_bytes + lay.pos_offset; };
   bool ok = true;
 
   // The pair frequencies, from the freq factors staged through VTCM.
@@ -168,58 +220,10 @@ void rope_worker(unsigned n, unsigned i, void* data) {
   }
   if (ok) build_freqs(p, ff, freq);
 
-  rope_block blocks[HTP_ROPE_SLOTS];
-  uint32_t next_row = r_begin, n_fetched = 0;
-  auto fetch = [&](uint32_t s) {
-    const rope_block b = block_at(*j, next_row, r_end);
-    blocks[s] = b;
-    next_row += b.rows;
-    ++n_fetched;
-    ok &= dma_queue_push_2d(q, slot_src(s), lay.row_stride, b.src, ts.nb[1], row_bytes, b.rows);
-    ok &= dma_queue_push(q, slot_pos(s), b.pos, b.n_tok * 4);
-  };
-
-  for (uint32_t s = 0; s < HTP_ROPE_SLOTS && next_row < r_end; ++s) {
-    ok &= dma_queue_push_token(q, nullptr, slot_dst(s));
-    fetch(s);
-  }
-  bool have_cache = false;
-  int32_t cached_pos = 0;
-  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
-    const uint32_t s = k % HTP_ROPE_SLOTS;
-    trace_begin(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-    dma_queue_pop(q);  // the slot's output buffer is free
-    const dma_ptr x = dma_queue_pop(q);
-    const dma_ptr ps = dma_queue_pop(q);
-    trace_end(tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-
-    const rope_block blk = blocks[s];
-    const dma_view out = dma_queue_write_target(q, slot_dst(s), lay.row_stride, blk.dst, td.nb[1]);
-    const auto* positions = (const int32_t*)ps.data;
-    trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)k);
-    uint32_t i1 = blk.i1, tok = 0;
-    for (uint32_t r = 0; r < blk.rows; ++r) {
-      const int32_t pos = positions[tok];
-      if (!have_cache || pos != cached_pos) {  // consecutive rows mostly share a token
-        build_cache(p, freq, pos, cos_c, sin_c);
-        have_cache = true;
-        cached_pos = pos;
-      }
-      rotate_row((const float*)(x.data + (uint64_t)r * x.stride),
-                 (float*)(out.ptr + (uint64_t)r * out.stride), ne0, p.n_dims, neox, cos_c, sin_c);
-      if (++i1 == ne1) {
-        i1 = 0;
-        ++tok;
-      }
-    }
-    trace_end(tr, HTP_EV_COMPUTE, (uint16_t)k);
-
-    ok &= dma_queue_push_2d(q, blk.dst, td.nb[1], slot_dst(s), lay.row_stride, row_bytes, blk.rows);
-    if (next_row < r_end) fetch(s);
-  }
-  trace_begin(tr, HTP_EV_FLUSH, 0);
-  dma_queue_flush(q);
-  trace_end(tr, HTP_EV_FLUSH, 0);
+  rope_blocks k{j,     area, (uint32_t)((uint64_t)j->n_rows * i / n), (uint32_t)((uint64_t)j->n_rows * (i + 1) / n),
+                freq,  cos_c, cos_c + half, false, 0};
+  if (!ok) k.r_end = k.next_row;  // no blocks: the freq table is not there
+  ok = dma_pipeline_run(q, tr, k) && ok;
   j->status[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
@@ -231,18 +235,18 @@ htp_status op_rope(htp_op_ctx* ctx) {
   rope_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_rope_params>(*ctx->op);
-  // The op params are the graph's; the kparams must describe the same rotation.
-  if ((uint32_t)ctx->op->params[0] != job.p.n_dims || (uint32_t)ctx->op->params[1] != job.p.mode)
-    return HTP_ERR_INVALID_PARAMS;
   const htp_tensor& td = ctx->dst->t;
   const htp_tensor* ff = ctx->src[2] != nullptr ? &ctx->src[2]->t : nullptr;
-  htp_status st = htp_rope_supported(td, ctx->src[0]->t, ctx->src[1]->t, ff, job.p.n_dims, job.p.mode);
+  const int32_t* params = ctx->op->params;
+  htp_status st =
+      htp_rope_supported(td, ctx->src[0]->t, ctx->src[1]->t, ff, (uint32_t)params[0], (uint32_t)params[1]);
   if (st != HTP_OK) return st;
   const uint64_t n_rows = htp_tensor_nrows(td);
   if (n_rows == 0 || td.ne[0] == 0) return HTP_OK;
   if (n_rows > 0xffffffffu) return HTP_ERR_INVALID_PARAMS;
   job.n_rows = (uint32_t)n_rows;
-  st = htp_rope_params_check(job.p, td, ctx->n_threads, ctx->vtcm_size);
+  st = htp_rope_params_check(job.p, td, ctx->src[0]->t, ctx->src[1]->t, ff, params, ctx->n_threads,
+                             ctx->vtcm_size);
   if (st != HTP_OK) return st;
   return run_workers(ctx, rope_worker, &job, job.status, job.p.n_threads);
 }

@@ -4,7 +4,7 @@
 //
 // Work rows are split across workers from (n, i) alone. Each worker first checks every index
 // of its range (a bad index fails the op before any access), then streams blocks of rows
-// through two VTCM slots in the binary family's pattern: the DMA FIFO rotates the slots.
+// through the DMA pipeline of ops/pipeline.h.
 //   GET_ROWS: one descriptor per gathered source row (rows are scattered) and one 2-D
 //             write-back of the block (output rows are consecutive);
 //   SET_ROWS: one 2-D fetch of the block (source rows are consecutive) and one write-back
@@ -14,6 +14,7 @@
 #include "base/fp16.h"
 #include "htp/abi/rows_params.h"
 #include "htp/ops/ops.h"
+#include "htp/ops/pipeline.h"
 #include "htp/util.h"
 #include "htp/vec/repack.h"
 #include "htp/vmath/vmath.h"
@@ -149,190 +150,161 @@ struct rows_block {
   uint8_t sub[HTP_ROWS_MAX_BLOCK];            // GET_ROWS from tiles: the row within its tile
 };
 
-// The per-worker part shared by both ops: rows, DMA queue, trace, VTCM slots.
-struct rows_worker {
-  const htp_op_ctx* ctx;
-  const htp_rows_params* p;
-  uint32_t limit;
+// The per-worker part shared by both ops' blocks (dma_pipeline_run): rows and VTCM slots.
+struct rows_blocks_base {
+  static constexpr uint32_t slots = HTP_ROWS_SLOTS;
+
+  const rows_job* jb;
+  uint8_t* area;
   uint32_t next_row, r_end;
   bool bad_index;  // an index changed after the check (the op writes over its own index tensor)
-  dma_queue* q;
-  trace_buf* tr;
-  uint8_t* area;
 
-  uint8_t* slot_src(uint32_t s) const { return area + s * p->layout.slot_bytes + p->layout.src_offset; }
-  uint8_t* slot_dst(uint32_t s) const { return area + s * p->layout.slot_bytes + p->layout.dst_offset; }
+  rows_blocks_base(const rows_job* j, unsigned n, unsigned w)
+      : jb(j),
+        area(j->ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes),
+        next_row((uint32_t)((uint64_t)j->n_rows * w / n)),
+        r_end((uint32_t)((uint64_t)j->n_rows * (w + 1) / n)),
+        bad_index(false) {}
+
+  uint8_t* slot_src(uint32_t s) const { return area + s * jb->p.layout.slot_bytes + jb->p.layout.src_offset; }
+  uint8_t* out_buf(uint32_t s) const { return area + s * jb->p.layout.slot_bytes + jb->p.layout.dst_offset; }
 
   // Index of work row (i, ij, ik), in range even if the tensor changed since indices_ok.
-  uint64_t index(const tensor_ref& idx, uint32_t i, uint32_t ij, uint32_t ik) {
-    const int64_t v = index_at(idx, i, ij, ik);
-    if (v >= 0 && v < (int64_t)limit) return (uint64_t)v;
+  uint64_t index(uint32_t i, uint32_t ij, uint32_t ik) {
+    const int64_t v = index_at(*jb->ctx->src[1], i, ij, ik);
+    if (v >= 0 && v < (int64_t)jb->limit) return (uint64_t)v;
     bad_index = true;
     return 0;
   }
 
   htp_status status(bool ok) const { return bad_index ? HTP_ERR_INVALID_PARAMS : ok ? HTP_OK : HTP_ERR_INTERNAL; }
 
-  rows_block take_block() {
-    rows_block b;
-    b.at = pos_of(*p, next_row);
-    b.rows = htp_min(htp_min(p->block_rows, r_end - next_row), p->ne1.div - b.at.i);
-    next_row += b.rows;
-    return b;
+  bool more() const { return next_row < r_end; }
+  void take(rows_block* b) {
+    const htp_rows_params& p = jb->p;
+    b->at = pos_of(p, next_row);
+    b->rows = htp_min(htp_min(p.block_rows, r_end - next_row), p.ne1.div - b->at.i);
+    next_row += b->rows;
   }
 };
 
-rows_worker worker_init(rows_job* jb, unsigned n, unsigned w) {
-  const htp_op_ctx* ctx = jb->ctx;
-  rows_worker wk{};
-  wk.ctx = ctx;
-  wk.p = &jb->p;
-  wk.limit = jb->limit;
-  wk.next_row = (uint32_t)((uint64_t)jb->n_rows * w / n);
-  wk.r_end = (uint32_t)((uint64_t)jb->n_rows * (w + 1) / n);
-  wk.q = &ctx->dma[w];
-  wk.tr = &ctx->trace[w];
-  wk.area = ctx->vtcm_base + (uint64_t)w * jb->p.layout.thread_bytes;
-  return wk;
-}
+// GET_ROWS: one descriptor per gathered source row in, one 2-D write-back of the block out.
+struct get_rows_blocks : rows_blocks_base {
+  using block = rows_block;
+  static constexpr uint32_t max_in = HTP_ROWS_MAX_BLOCK;
+  static constexpr uint16_t compute_event = HTP_EV_DEQUANT;
 
-void get_rows_worker(unsigned n, unsigned w, void* data) {
-  auto* jb = (rows_job*)data;
-  rows_worker wk = worker_init(jb, n, w);
-  if (!indices_ok(*jb, wk.next_row, wk.r_end)) {
-    jb->status[w] = HTP_ERR_INVALID_PARAMS;
-    return;
+  uint32_t type, nb;  // source type; plain sources: blocks per row
+  bool tiled;
+  quant::dequant_blocks_fn deq;
+
+  get_rows_blocks(const rows_job* j, unsigned n, unsigned w) : rows_blocks_base(j, n, w) {
+    type = j->ctx->src[0]->t.type;
+    tiled = htp_tile_valid(type);
+    deq = quant::dequant_blocks_for(type);
+    nb = tiled ? 0 : j->ctx->dst->t.ne[0] / htp_type_geometry(type).block_size;
   }
-  const htp_rows_params& p = jb->p;
-  const tensor_ref& src = *wk.ctx->src[0];
-  const tensor_ref& idx = *wk.ctx->src[1];
-  const htp_tensor& td = wk.ctx->dst->t;
-  const uint32_t type = src.t.type, ne0 = td.ne[0];
-  const bool tiled = htp_tile_valid(type);
-  const quant::dequant_blocks_fn deq = quant::dequant_blocks_for(type);
-  const uint32_t nb = tiled ? 0 : ne0 / htp_type_geometry(type).block_size;
 
-  rows_block blocks[HTP_ROWS_SLOTS];
-  uint32_t n_fetched = 0;
-  bool ok = true;
-  auto fetch = [&](uint32_t s) {
-    rows_block& b = blocks[s];
-    b = wk.take_block();
+  void next(block* b) {
+    const htp_tensor& td = jb->ctx->dst->t;
+    take(b);
+    b->dst = jb->ctx->dst->data + (uint64_t)b->at.i * td.nb[1] + (uint64_t)b->at.j * td.nb[2] +
+             (uint64_t)b->at.k * td.nb[3];
+  }
+  uint32_t push_in(dma_queue* dq, block& b, uint32_t s, bool* ok) {
+    const htp_rows_params& p = jb->p;
+    const tensor_ref& src = *jb->ctx->src[0];
     const uint32_t ij = htp_fastmod(b.at.j, p.idx_ne1), ik = htp_fastmod(b.at.k, p.idx_ne2);
-    b.dst = wk.ctx->dst->data + (uint64_t)b.at.i * td.nb[1] + (uint64_t)b.at.j * td.nb[2] +
-            (uint64_t)b.at.k * td.nb[3];
     const uint8_t* plane = tiled ? src.data + ((uint64_t)b.at.k * src.t.ne[2] + b.at.j) * p.src_slice_bytes
                                  : src.data + (uint64_t)b.at.j * src.t.nb[2] + (uint64_t)b.at.k * src.t.nb[3];
     for (uint32_t r = 0; r < b.rows; ++r) {
-      const uint64_t v = wk.index(idx, b.at.i + r, ij, ik);
+      const uint64_t v = index(b.at.i + r, ij, ik);
       const uint8_t* row = tiled ? plane + (v / kHtpTileRows) * p.src_row_bytes : plane + v * src.t.nb[1];
       b.sub[r] = (uint8_t)(v % kHtpTileRows);
-      ok &= dma_queue_push(wk.q, wk.slot_src(s) + (uint64_t)r * p.layout.src_stride, row, p.src_row_bytes);
+      *ok &= dma_queue_push(dq, slot_src(s) + (uint64_t)r * p.layout.src_stride, row, p.src_row_bytes);
     }
-    ++n_fetched;
-  };
-
-  for (uint32_t s = 0; s < HTP_ROWS_SLOTS && wk.next_row < wk.r_end; ++s) {
-    ok &= dma_queue_push_token(wk.q, nullptr, wk.slot_dst(s));
-    fetch(s);
+    return b.rows;
   }
-  const uint8_t* rows_in[HTP_ROWS_MAX_BLOCK];
-  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
-    const uint32_t s = k % HTP_ROWS_SLOTS;
-    const rows_block& b = blocks[s];
-    trace_begin(wk.tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-    dma_queue_pop(wk.q);  // the slot's output buffer is free
-    for (uint32_t r = 0; r < b.rows; ++r) rows_in[r] = dma_queue_pop(wk.q).data;
-    trace_end(wk.tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-
-    const dma_view out = dma_queue_write_target(wk.q, wk.slot_dst(s), p.layout.dst_stride, b.dst, td.nb[1]);
-    trace_begin(wk.tr, HTP_EV_DEQUANT, (uint16_t)k);
+  void compute(dma_queue* dq, const block& b, uint32_t s, const dma_ptr* in) const {
+    const htp_tensor& td = jb->ctx->dst->t;
+    const uint32_t ne0 = td.ne[0];
+    const dma_view out = dma_queue_write_target(dq, out_buf(s), jb->p.layout.dst_stride, b.dst, td.nb[1]);
     for (uint32_t r = 0; r < b.rows; ++r) {
+      const uint8_t* x = in[r].data;
       float* y = (float*)(out.ptr + (uint64_t)r * out.stride);
-      if (tiled) tile_row_to_f32(type, rows_in[r], b.sub[r], ne0, y);
-      else if (deq != nullptr) deq(rows_in[r], y, nb);
-      else if (type == HTP_TYPE_F32) htp_memcpy(y, rows_in[r], (size_t)ne0 * 4);
-      else if (type == HTP_TYPE_F16) jb->vm->f16_to_f32((const uint16_t*)rows_in[r], y, ne0);
+      if (tiled) tile_row_to_f32(type, x, b.sub[r], ne0, y);
+      else if (deq != nullptr) deq(x, y, nb);
+      else if (type == HTP_TYPE_F32) htp_memcpy(y, x, (size_t)ne0 * 4);
+      else if (type == HTP_TYPE_F16) jb->vm->f16_to_f32((const uint16_t*)x, y, ne0);
       else {
-        const auto* h = (const uint16_t*)rows_in[r];
+        const auto* h = (const uint16_t*)x;
         for (uint32_t c = 0; c < ne0; ++c) y[c] = bf16_to_fp32(h[c]);
       }
     }
-    trace_end(wk.tr, HTP_EV_DEQUANT, (uint16_t)k);
-
-    ok &= dma_queue_push_2d(wk.q, b.dst, td.nb[1], wk.slot_dst(s), p.layout.dst_stride, p.dst_row_bytes, b.rows);
-    if (wk.next_row < wk.r_end) fetch(s);
   }
-  trace_begin(wk.tr, HTP_EV_FLUSH, 0);
-  dma_queue_flush(wk.q);
-  trace_end(wk.tr, HTP_EV_FLUSH, 0);
-  jb->status[w] = wk.status(ok);
-}
-
-void set_rows_worker(unsigned n, unsigned w, void* data) {
-  auto* jb = (rows_job*)data;
-  rows_worker wk = worker_init(jb, n, w);
-  if (!indices_ok(*jb, wk.next_row, wk.r_end)) {
-    jb->status[w] = HTP_ERR_INVALID_PARAMS;
-    return;
+  uint32_t push_out(dma_queue* dq, const block& b, uint32_t s, bool* ok) const {
+    const htp_rows_params& p = jb->p;
+    *ok &= dma_queue_push_2d(dq, b.dst, jb->ctx->dst->t.nb[1], out_buf(s), p.layout.dst_stride, p.dst_row_bytes,
+                             b.rows);
+    return 1;
   }
-  const htp_rows_params& p = jb->p;
-  const tensor_ref& src = *wk.ctx->src[0];
-  const tensor_ref& idx = *wk.ctx->src[1];
-  const tensor_ref& dst = *wk.ctx->dst;
-  const uint32_t ne0 = dst.t.ne[0], dtype = dst.t.type;
+};
 
-  rows_block blocks[HTP_ROWS_SLOTS];
-  uint32_t pending_out[HTP_ROWS_SLOTS] = {};  // descriptors that free each slot's output area
-  uint32_t n_fetched = 0;
-  bool ok = true;
-  auto fetch = [&](uint32_t s) {
-    rows_block& b = blocks[s];
-    b = wk.take_block();
-    const uint32_t ij = htp_fastmod(b.at.j, p.idx_ne1), ik = htp_fastmod(b.at.k, p.idx_ne2);
-    uint8_t* plane = dst.data + (uint64_t)b.at.j * dst.t.nb[2] + (uint64_t)b.at.k * dst.t.nb[3];
-    for (uint32_t r = 0; r < b.rows; ++r)
-      b.dst_rows[r] = plane + wk.index(idx, b.at.i + r, ij, ik) * dst.t.nb[1];
+// SET_ROWS: one 2-D fetch of the block in, one write-back descriptor per row out.
+struct set_rows_blocks : rows_blocks_base {
+  using block = rows_block;
+  static constexpr uint32_t max_in = 1;
+  static constexpr uint16_t compute_event = HTP_EV_COMPUTE;
+
+  using rows_blocks_base::rows_blocks_base;
+
+  void next(block* b) {
+    const htp_rows_params& p = jb->p;
+    const tensor_ref& dst = *jb->ctx->dst;
+    take(b);
+    const uint32_t ij = htp_fastmod(b->at.j, p.idx_ne1), ik = htp_fastmod(b->at.k, p.idx_ne2);
+    uint8_t* plane = dst.data + (uint64_t)b->at.j * dst.t.nb[2] + (uint64_t)b->at.k * dst.t.nb[3];
+    for (uint32_t r = 0; r < b->rows; ++r) b->dst_rows[r] = plane + index(b->at.i + r, ij, ik) * dst.t.nb[1];
+  }
+  uint32_t push_in(dma_queue* dq, const block& b, uint32_t s, bool* ok) const {
+    const htp_rows_params& p = jb->p;
+    const tensor_ref& src = *jb->ctx->src[0];
     const uint8_t* rows = src.data + (uint64_t)b.at.i * src.t.nb[1] + (uint64_t)b.at.j * src.t.nb[2] +
                           (uint64_t)b.at.k * src.t.nb[3];
-    ok &= dma_queue_push_2d(wk.q, wk.slot_src(s), p.layout.src_stride, rows, src.t.nb[1], p.src_row_bytes, b.rows);
-    ++n_fetched;
-  };
-
-  for (uint32_t s = 0; s < HTP_ROWS_SLOTS && wk.next_row < wk.r_end; ++s) {
-    ok &= dma_queue_push_token(wk.q, nullptr, wk.slot_dst(s));
-    pending_out[s] = 1;
-    fetch(s);
+    *ok &= dma_queue_push_2d(dq, slot_src(s), p.layout.src_stride, rows, src.t.nb[1], p.src_row_bytes, b.rows);
+    return 1;
   }
-  for (uint32_t k = 0; k < n_fetched && ok; ++k) {
-    const uint32_t s = k % HTP_ROWS_SLOTS;
-    const rows_block& b = blocks[s];
-    trace_begin(wk.tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-    for (uint32_t i = 0; i < pending_out[s]; ++i) dma_queue_pop(wk.q);
-    const dma_ptr in = dma_queue_pop(wk.q);
-    trace_end(wk.tr, HTP_EV_DMA_WAIT, (uint16_t)k);
-
-    trace_begin(wk.tr, HTP_EV_COMPUTE, (uint16_t)k);
+  void compute(dma_queue* dq, const block& b, uint32_t s, const dma_ptr* in) const {
+    const htp_rows_params& p = jb->p;
+    const uint32_t ne0 = jb->ctx->dst->t.ne[0], dtype = jb->ctx->dst->t.type;
     for (uint32_t r = 0; r < b.rows; ++r) {
-      uint8_t* vt = wk.slot_dst(s) + (uint64_t)r * p.layout.dst_stride;
-      uint8_t* y = dma_queue_write_target(wk.q, vt, p.layout.dst_stride, b.dst_rows[r], 0).ptr;
-      const float* x = (const float*)(in.data + (uint64_t)r * in.stride);
+      uint8_t* vt = out_buf(s) + (uint64_t)r * p.layout.dst_stride;
+      uint8_t* y = dma_queue_write_target(dq, vt, p.layout.dst_stride, b.dst_rows[r], 0).ptr;
+      const float* x = (const float*)(in[0].data + (uint64_t)r * in[0].stride);
       if (dtype == HTP_TYPE_F32) htp_memcpy(y, x, (size_t)ne0 * 4);
       else if (dtype == HTP_TYPE_F16) jb->vm->f32_to_f16(x, (uint16_t*)y, ne0);
       else
         for (uint32_t c = 0; c < ne0; ++c) ((uint16_t*)y)[c] = fp32_to_bf16(x[c]);
     }
-    trace_end(wk.tr, HTP_EV_COMPUTE, (uint16_t)k);
-
-    for (uint32_t r = 0; r < b.rows; ++r)
-      ok &= dma_queue_push(wk.q, b.dst_rows[r], wk.slot_dst(s) + (uint64_t)r * p.layout.dst_stride, p.dst_row_bytes);
-    pending_out[s] = b.rows;
-    if (wk.next_row < wk.r_end) fetch(s);
   }
-  trace_begin(wk.tr, HTP_EV_FLUSH, 0);
-  dma_queue_flush(wk.q);
-  trace_end(wk.tr, HTP_EV_FLUSH, 0);
-  jb->status[w] = wk.status(ok);
+  uint32_t push_out(dma_queue* dq, const block& b, uint32_t s, bool* ok) const {
+    const htp_rows_params& p = jb->p;
+    for (uint32_t r = 0; r < b.rows; ++r)
+      *ok &= dma_queue_push(dq, b.dst_rows[r], out_buf(s) + (uint64_t)r * p.layout.dst_stride, p.dst_row_bytes);
+    return b.rows;
+  }
+};
+
+template <class K>
+void rows_worker(unsigned n, unsigned w, void* data) {
+  auto* jb = (rows_job*)data;
+  K k(jb, n, w);
+  if (!indices_ok(*jb, k.next_row, k.r_end)) {
+    jb->status[w] = HTP_ERR_INVALID_PARAMS;
+    return;
+  }
+  const bool ok = dma_pipeline_run(&jb->ctx->dma[w], &jb->ctx->trace[w], k);
+  jb->status[w] = k.status(ok);
 }
 
 }  // namespace
@@ -358,7 +330,8 @@ htp_status op_rows(htp_op_ctx* ctx) {
   job.limit = opcode == HTP_OP_GET_ROWS ? t0.ne[1] : td.ne[1];
   st = htp_rows_params_check(job.p, opcode, td, t0, ti, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
-  return run_workers(ctx, opcode == HTP_OP_GET_ROWS ? get_rows_worker : set_rows_worker, &job, job.status, job.p.n_threads);
+  work_fn fn = opcode == HTP_OP_GET_ROWS ? rows_worker<get_rows_blocks> : rows_worker<set_rows_blocks>;
+  return run_workers(ctx, fn, &job, job.status, job.p.n_threads);
 }
 
 }  // namespace hexllm::htp

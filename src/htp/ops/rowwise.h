@@ -1,13 +1,8 @@
-// The DMA pipeline shared by the row-wise families (unary, act, norm, softmax), for one worker.
-//
-// The pattern of ops/binary.cpp, generalized to the two modes of htp/abi/rowwise_params.h:
-// a worker walks its items (a block of whole rows, or one column chunk of one row in pass 0,
-// 1 or 2) through HTP_RW_SLOTS slots of its VTCM area. The DMA FIFO is the slot rotation: the
-// prologue pushes, per slot, a token for the output buffer and the item's inputs; each
-// iteration pops {output token, inputs}, computes, pushes the write-back (a token for pass-1
-// items, which write nothing) and the prefetch of the item two ahead into the slot it just
-// used; the epilogue drains. Kernels read through the popped pointers and write where
-// dma_queue_write_target says, so the same code runs in every DMA mode.
+// The streaming shared by the row-wise families (unary, act, norm, softmax), for one worker:
+// the two modes of htp/abi/rowwise_params.h as blocks of the DMA pipeline (ops/pipeline.h).
+// A worker walks its items (a block of whole rows, or one column chunk of one row in pass 0,
+// 1 or 2) through HTP_RW_SLOTS slots of its VTCM area; pass-1 items write nothing back (their
+// slot's output gets a token instead).
 //
 // A family supplies a policy P:
 //   const uint8_t* in_addr(k, i1, i2, i3, col)  DDR address of input k at row (i1, i2, i3), column col
@@ -22,6 +17,7 @@
 
 #include "htp/abi/rowwise_params.h"
 #include "htp/ops/ops.h"
+#include "htp/ops/pipeline.h"
 #include "htp/util.h"
 #include "htp/vmath/vmath.h"
 
@@ -56,51 +52,54 @@ inline rw_range rw_worker_range(const htp_rw_plan& p, const htp_divisor& chunks,
   return r;
 }
 
-// Runs worker `i`'s items. `passes` is 2 for row-reducing families (chunked rows take two
-// passes), 1 for elementwise ones. Returns false on a DMA queue failure.
+// Worker i's items as blocks of dma_pipeline_run. Only the inputs a pass uses are pushed; the
+// policy sees them at their input number, the others null.
 template <class P>
-bool rw_stream(const htp_op_ctx* ctx, const htp_rw_plan& plan, const rw_range& range, uint32_t passes, P& pol,
-               uint32_t i) {
-  const htp_rw_layout& lay = plan.layout;
-  const htp_tensor& td = ctx->dst->t;
-  const uint32_t ne0 = td.ne[0];
-  const bool chunked = plan.n_chunks > 1;
-  dma_queue* q = &ctx->dma[i];
-  trace_buf* tr = &ctx->trace[i];
-  uint8_t* area = ctx->vtcm_base + (uint64_t)i * lay.thread_bytes;
+struct rw_blocks {
+  using block = rw_item;
+  static constexpr uint32_t slots = HTP_RW_SLOTS;
+  static constexpr uint32_t max_in = HTP_RW_INPUTS;
+  static constexpr uint16_t compute_event = HTP_EV_COMPUTE;
 
-  // Cursor over this worker's items.
-  uint32_t row = range.row, chunk = range.chunk, pass = chunked && passes == 2 ? 1 : 0;
-  uint64_t units_left = range.units;  // rows (whole mode) or tiles / row passes (chunked)
-  if (chunked && passes == 2) units_left *= (uint64_t)plan.n_chunks * 2;
-  uint32_t seq = 0;
+  const htp_op_ctx* ctx;
+  const htp_rw_plan* plan;
+  P* pol;
+  uint8_t* area;
+  bool chunked;
+  // Cursor over the worker's items.
+  uint32_t row, chunk, pass;
+  uint64_t units_left;  // rows (whole mode) or tiles / row passes (chunked)
+  uint32_t seq;
 
-  rw_item items[HTP_RW_SLOTS];
-  bool ok = true;
-  auto fetch = [&](uint32_t s) {
+  uint8_t* slot(uint32_t s) const { return area + s * plan->layout.slot_bytes; }
+
+  bool more() const { return units_left > 0; }
+  void next(rw_item* out) {
+    const htp_rw_plan& p = *plan;
+    const htp_tensor& td = ctx->dst->t;
     rw_item it;
-    const uint32_t i23 = htp_fastdiv(row, plan.ne1);
+    const uint32_t i23 = htp_fastdiv(row, p.ne1);
     it.row = row;
-    it.i1 = row - i23 * plan.ne1.div;
-    it.i2 = htp_fastmod(i23, plan.ne2);
-    it.i3 = htp_fastdiv(i23, plan.ne2);
+    it.i1 = row - i23 * p.ne1.div;
+    it.i2 = htp_fastmod(i23, p.ne2);
+    it.i3 = htp_fastdiv(i23, p.ne2);
     it.pass = pass;
     it.seq = seq++;
     if (!chunked) {
-      uint32_t rows = plan.block_rows;
+      uint32_t rows = p.block_rows;
       if (units_left < rows) rows = (uint32_t)units_left;
       if (td.ne[1] - it.i1 < rows) rows = td.ne[1] - it.i1;  // stay within the (i2, i3) plane
       it.rows = rows;
       it.col = 0;
-      it.cols = ne0;
+      it.cols = td.ne[0];
       row += rows;
       units_left -= rows;
     } else {
       it.rows = 1;
-      it.col = chunk * plan.chunk_cols;
-      it.cols = htp_min(plan.chunk_cols, ne0 - it.col);
+      it.col = chunk * p.chunk_cols;
+      it.cols = htp_min(p.chunk_cols, td.ne[0] - it.col);
       --units_left;
-      if (++chunk == plan.n_chunks) {
+      if (++chunk == p.n_chunks) {
         chunk = 0;
         if (pass == 1) {
           pass = 2;
@@ -112,50 +111,51 @@ bool rw_stream(const htp_op_ctx* ctx, const htp_rw_plan& plan, const rw_range& r
     }
     it.dst = ctx->dst->data + (uint64_t)it.i1 * td.nb[1] + (uint64_t)it.i2 * td.nb[2] +
              (uint64_t)it.i3 * td.nb[3] + (uint64_t)it.col * 4;
-    items[s] = it;
-    uint8_t* slot = area + s * lay.slot_bytes;
+    *out = it;
+  }
+  uint32_t push_in(dma_queue* q, const rw_item& it, uint32_t s, bool* ok) const {
+    const htp_rw_layout& lay = plan->layout;
+    uint32_t n = 0;
     for (uint32_t k = 0; k < HTP_RW_INPUTS; ++k) {
-      if (!pol.in_used(k, it.pass)) continue;
-      ok &= dma_queue_push_2d(q, slot + lay.in_offset(k), lay.in_stride[k],
-                              pol.in_addr(k, it.i1, it.i2, it.i3, it.col), pol.in_row_stride(k),
-                              it.cols * pol.in_elem(k), it.rows);
+      if (!pol->in_used(k, it.pass)) continue;
+      *ok &= dma_queue_push_2d(q, slot(s) + lay.in_offset(k), lay.in_stride[k],
+                               pol->in_addr(k, it.i1, it.i2, it.i3, it.col), pol->in_row_stride(k),
+                               it.cols * pol->in_elem(k), it.rows);
+      ++n;
     }
-  };
-
-  // Prologue: each slot gets an output token, then its first inputs.
-  for (uint32_t s = 0; s < HTP_RW_SLOTS && units_left > 0; ++s) {
-    ok &= dma_queue_push_token(q, nullptr, area + s * lay.slot_bytes + lay.out_offset);
-    fetch(s);
+    return n;
   }
-  for (uint32_t k = 0; k < seq && ok; ++k) {  // seq grows as the loop fetches
-    const uint32_t s = k % HTP_RW_SLOTS;
-    const rw_item it = items[s];
-    uint8_t* slot = area + s * lay.slot_bytes;
-    trace_begin(tr, HTP_EV_DMA_WAIT, (uint16_t)it.seq);
-    dma_queue_pop(q);  // the slot's output buffer is free (token or previous write-back done)
+  uint8_t* out_buf(uint32_t s) const { return slot(s) + plan->layout.out_offset; }
+  void compute(dma_queue* q, const rw_item& it, uint32_t s, const dma_ptr* popped) const {
     dma_ptr in[HTP_RW_INPUTS] = {};
-    for (uint32_t j = 0; j < HTP_RW_INPUTS; ++j)
-      if (pol.in_used(j, it.pass)) in[j] = dma_queue_pop(q);
-    trace_end(tr, HTP_EV_DMA_WAIT, (uint16_t)it.seq);
-
-    uint8_t* out_vtcm = slot + lay.out_offset;
-    const dma_view out = it.pass == 1 ? dma_view{out_vtcm, lay.out_stride}
-                                      : dma_queue_write_target(q, out_vtcm, lay.out_stride, it.dst, td.nb[1]);
-    trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)it.seq);
-    pol.compute(it, in, out);
-    trace_end(tr, HTP_EV_COMPUTE, (uint16_t)it.seq);
-
-    if (it.pass == 1)
-      ok &= dma_queue_push_token(q, nullptr, out_vtcm);
-    else
-      ok &= dma_queue_push_2d(q, it.dst, td.nb[1], out_vtcm, lay.out_stride, it.cols * 4, it.rows);
-    if (units_left > 0) fetch(s);
+    for (uint32_t k = 0, n = 0; k < HTP_RW_INPUTS; ++k)
+      if (pol->in_used(k, it.pass)) in[k] = popped[n++];
+    const htp_rw_layout& lay = plan->layout;
+    const dma_view out = it.pass == 1 ? dma_view{out_buf(s), lay.out_stride}
+                                      : dma_queue_write_target(q, out_buf(s), lay.out_stride, it.dst,
+                                                               ctx->dst->t.nb[1]);
+    pol->compute(it, in, out);
   }
-  // Epilogue: the last write-backs.
-  trace_begin(tr, HTP_EV_FLUSH, 0);
-  dma_queue_flush(q);
-  trace_end(tr, HTP_EV_FLUSH, 0);
-  return ok;
+  uint32_t push_out(dma_queue* q, const rw_item& it, uint32_t s, bool* ok) const {
+    if (it.pass == 1)
+      *ok &= dma_queue_push_token(q, nullptr, out_buf(s));
+    else
+      *ok &= dma_queue_push_2d(q, it.dst, ctx->dst->t.nb[1], out_buf(s), plan->layout.out_stride, it.cols * 4,
+                               it.rows);
+    return 1;
+  }
+};
+
+// Runs worker `i`'s items. `passes` is 2 for row-reducing families (chunked rows take two
+// passes), 1 for elementwise ones. Returns false on a DMA queue failure.
+template <class P>
+bool rw_stream(const htp_op_ctx* ctx, const htp_rw_plan& plan, const rw_range& range, uint32_t passes, P& pol,
+               uint32_t i) {
+  const bool chunked = plan.n_chunks > 1;
+  rw_blocks<P> k{ctx, &plan, &pol, ctx->vtcm_base + (uint64_t)i * plan.layout.thread_bytes, chunked,
+                 range.row, range.chunk, chunked && passes == 2 ? 1u : 0u, range.units, 0};
+  if (chunked && passes == 2) k.units_left *= (uint64_t)plan.n_chunks * 2;
+  return dma_pipeline_run(&ctx->dma[i], &ctx->trace[i], k);
 }
 
 // Loads `bytes` from DDR into the worker's VTCM at `vtcm` before streaming (sinks, a weight
@@ -171,18 +171,5 @@ inline float rw_param_f(const htp_op_desc& op, uint32_t i) {
   __builtin_memcpy(&f, &op.params[i], 4);
   return f;
 }
-
-// Per-worker status collection, shared by the family jobs.
-struct rw_status {
-  htp_status s[HTP_MAX_THREADS];
-  void reset() {
-    for (htp_status& v : s) v = HTP_OK;
-  }
-  htp_status first(uint32_t n) const {
-    for (uint32_t i = 0; i < n; ++i)
-      if (s[i] != HTP_OK) return s[i];
-    return HTP_OK;
-  }
-};
 
 }  // namespace hexllm::htp

@@ -21,7 +21,7 @@ struct softmax_job {
   uint32_t n_head_log2;
   uint32_t mask_elem;  // 4 (F32), 2 (F16) or 0 (no mask)
   uint64_t n_rows;
-  rw_status status;
+  htp_status status[HTP_MAX_THREADS];
 };
 
 struct softmax_policy {
@@ -128,7 +128,7 @@ void softmax_worker(unsigned n, unsigned i, void* data) {
     pol.sinks = (const float*)rw_preload(&ctx->dma[i], vtcm, ctx->src[2]->data, ctx->dst->t.ne[2] * 4, &ok);
   }
   ok = ok && rw_stream(ctx, plan, range, 2, pol, i);
-  j->status.s[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
+  j->status[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 }  // namespace
@@ -148,7 +148,8 @@ htp_status op_softmax(htp_op_ctx* ctx) {
   softmax_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_softmax_params>(*ctx->op);
-  st = htp_softmax_params_check(job.p, td, mask, sinks, ctx->n_threads, ctx->vtcm_size);
+  st = htp_softmax_params_check(job.p, td, ctx->src[0]->t, mask, sinks, rw_param_f(*ctx->op, 1), ctx->n_threads,
+                                ctx->vtcm_size);
   if (st != HTP_OK) return st;
   job.vm = &vmath_select();
   job.scale = rw_param_f(*ctx->op, 0);
@@ -156,9 +157,7 @@ htp_status op_softmax(htp_op_ctx* ctx) {
   job.n_head_log2 = htp_softmax_n_head_log2(td.ne[2]);
   job.mask_elem = mask != nullptr ? htp_type_geometry(mask->type).type_size : 0;
   job.n_rows = n_rows;
-  job.status.reset();
-  work_queue_run(ctx->wq, softmax_worker, &job, job.p.plan.n_threads);
-  return job.status.first(job.p.plan.n_threads);
+  return run_workers(ctx, softmax_worker, &job, job.status, job.p.plan.n_threads);
 }
 
 }  // namespace hexllm::htp

@@ -53,7 +53,7 @@ struct unary_job {
   unary_fn fn;
   float a, b;  // SCALE s, bias / CLAMP min, max
   uint64_t n_rows;
-  rw_status status;
+  htp_status status[HTP_MAX_THREADS];
 };
 
 struct unary_policy {
@@ -79,7 +79,7 @@ void unary_worker(unsigned n, unsigned i, void* data) {
   auto* j = (unary_job*)data;
   unary_policy pol{j};
   const rw_range range = rw_worker_range(j->p.plan, j->p.chunks, j->n_rows, true, n, i);
-  j->status.s[i] = rw_stream(j->ctx, j->p.plan, range, 1, pol, i) ? HTP_OK : HTP_ERR_INTERNAL;
+  j->status[i] = rw_stream(j->ctx, j->p.plan, range, 1, pol, i) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
 }  // namespace
@@ -97,16 +97,14 @@ htp_status op_unary(htp_op_ctx* ctx) {
   unary_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_unary_params>(*ctx->op);
-  st = htp_unary_params_check(job.p, td, ctx->n_threads, ctx->vtcm_size);
+  st = htp_unary_params_check(job.p, opcode, td, ctx->src[0]->t, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
   job.vm = &vmath_select();
   job.fn = unary_for(opcode);
   job.a = rw_param_f(*ctx->op, 0);
   job.b = rw_param_f(*ctx->op, 1);
   job.n_rows = n_rows;
-  job.status.reset();
-  work_queue_run(ctx->wq, unary_worker, &job, job.p.plan.n_threads);
-  return job.status.first(job.p.plan.n_threads);
+  return run_workers(ctx, unary_worker, &job, job.status, job.p.plan.n_threads);
 }
 
 }  // namespace hexllm::htp

@@ -2,6 +2,7 @@
 // double): normal and NEOX pairing, partial rotation (n_dims < head dim), freq factors,
 // freq_scale, YaRN, large positions, strided and permuted inputs.
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -160,9 +161,16 @@ TEST(HtpRopePlan, KernelRejectsTamperedParams) {
   pos.ne[1] = pos.ne[2] = pos.ne[3] = 1;
   pos.nb[0] = 4;
   pos.nb[1] = pos.nb[2] = pos.nb[3] = 28;
+  int32_t op_params[HTP_MAX_PARAMS] = {128, (int32_t)HTP_ROPE_MODE_NEOX};
+  const float one = 1.0f;
+  std::memcpy(&op_params[4], &one, 4);  // freq_scale
+  std::memcpy(&op_params[6], &one, 4);  // attn_factor
   htp_rope_params good{};
+  good.freq_scale = 1.0f;
+  good.mscale = 1.0;
+  good.corr_denom = 1.0;
   ASSERT_EQ(htp_rope_plan(dst, src, pos, nullptr, 128, HTP_ROPE_MODE_NEOX, 2, 256u << 10, &good), HTP_OK);
-  EXPECT_EQ(htp_rope_params_check(good, dst, 2, 256u << 10), HTP_OK);
+  EXPECT_EQ(htp_rope_params_check(good, dst, src, pos, nullptr, op_params, 2, 256u << 10), HTP_OK);
   const std::vector<std::function<void(htp_rope_params&)>> tamper = {
       [](htp_rope_params& p) { p.block_rows = 100000; },  // the layout no longer matches
       [](htp_rope_params& p) { p.layout.pos_offset += 128; },
@@ -174,10 +182,13 @@ TEST(HtpRopePlan, KernelRejectsTamperedParams) {
   for (size_t i = 0; i < tamper.size(); ++i) {
     htp_rope_params p = good;
     tamper[i](p);
-    EXPECT_NE(htp_rope_params_check(p, dst, 2, 256u << 10), HTP_OK) << "tampering " << i;
+    EXPECT_NE(htp_rope_params_check(p, dst, src, pos, nullptr, op_params, 2, 256u << 10), HTP_OK)
+        << "tampering " << i;
   }
-  EXPECT_EQ(htp_rope_params_check(good, dst, 2, good.layout.thread_bytes * good.n_threads - 1),
-            HTP_ERR_VTCM_TOO_SMALL);
+  // Params planned for a larger arena than the session has are refused.
+  EXPECT_NE(htp_rope_params_check(good, dst, src, pos, nullptr, op_params, 2,
+                                  good.layout.thread_bytes * good.n_threads - 1),
+            HTP_OK);
   // Shapes the kernel cannot take are refused up front.
   EXPECT_EQ(htp_rope_plan(dst, src, pos, nullptr, 130, HTP_ROPE_MODE_NORMAL, 2, 8u << 20, &good),
             HTP_ERR_INVALID_PARAMS);  // n_dims > head dim

@@ -399,7 +399,8 @@ TEST(HtpRowsParams, KernelRejectsTamperedParams) {
   bad = p;
   bad.dst_row_bytes *= 2;
   expect_refused(bad, HTP_ERR_INVALID_PARAMS, "row size");
-  EXPECT_EQ(htp_rows_params_check(p, HTP_OP_SET_ROWS, cache, src, idx, 2, p.layout.thread_bytes), HTP_ERR_VTCM_TOO_SMALL);
+  // Params planned for a larger arena than the session has are refused.
+  EXPECT_NE(htp_rows_params_check(p, HTP_OP_SET_ROWS, cache, src, idx, 2, p.layout.thread_bytes), HTP_OK);
 }
 
 }  // namespace
