@@ -1,5 +1,6 @@
 // Vector math for matrix products on the device runtime: activation quantizers and GEMV/GEMM
-// micro-kernels over repacked weight tiles (htp/abi/tiles.h), chosen at run time.
+// micro-kernels over repacked weight tiles (htp/abi/tiles.h), chosen at run time on x86 and at
+// compile time on Hexagon (HVX).
 // Freestanding: no libc, no STL, no allocation.
 //
 // Numerics every implementation keeps (so SIMD paths can be checked against the generic one):
@@ -42,7 +43,7 @@ struct vec_mm_kernels {
 };
 
 struct vec_kernels {
-  const char* name;  // "generic", "avx2"
+  const char* name;  // "generic", "avx2", "hvx"
   vec_mm_kernels mm[kHtpTileTypes];
   vec_quant_fn quant[HTP_ACT_TYPES];
 
@@ -50,11 +51,14 @@ struct vec_kernels {
   vec_quant_fn quant_for_tile(uint32_t tile_type) const { return quant[htp_tile_info(tile_type).act]; }
 };
 
-// Portable scalar kernels: the Hexagon build uses them for now, tests use them as the reference.
+// Portable scalar kernels: the reference the other implementations are tested against.
 const vec_kernels& vec_generic_kernels();
 
 // x86 AVX2+FMA+F16C kernels, or nullptr when not built for x86 (callers check CPU support).
 const vec_kernels* vec_avx2_kernels();
+
+// Hexagon HVX (v67, 128-byte vectors) kernels, or nullptr when not built for Hexagon.
+const vec_kernels* vec_hvx_kernels();
 
 // Best implementation for this CPU: AVX2 when the CPU has AVX2, FMA and F16C, else generic.
 // (An AVX-512/VNNI table slots in here, checked before AVX2.)
