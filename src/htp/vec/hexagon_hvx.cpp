@@ -150,16 +150,18 @@ void tile_cols(const uint8_t* tile, const uint8_t* act, size_t act_stride, uint3
 template <class P>
 void gemm32(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
             size_t dst_stride, uint32_t k, uint32_t nrows) {
-  constexpr uint32_t kCols = 4;
+  constexpr uint32_t kCols = 4;  // the rows of Acc
   const uint32_t nb = k / 32;
   const size_t row_bytes = htp_tile_row_bytes(P::kTile, k);
   for (uint32_t t = 0; t * R < nrows; t++) {
     for (uint32_t c0 = 0; c0 < nact; c0 += kCols) {
       const uint32_t nc = nact - c0 < kCols ? nact - c0 : kCols;
-      float y[kCols][R] = {};
-      tile_cols<P>(w + t * row_bytes, act + c0 * act_stride, act_stride, nc, nb, y);
+      Acc acc;
+      acc.clear();
+      tile_cols<P>(w + t * row_bytes, act + c0 * act_stride, act_stride, nc, nb, acc.y);
       for (uint32_t c = 0; c < nc; c++)
-        for (uint32_t r = 0; r < R && t * R + r < nrows; r++) dst[(c0 + c) * dst_stride + t * R + r] = y[c][r];
+        for (uint32_t r = 0; r < R && t * R + r < nrows; r++)
+          dst[(c0 + c) * dst_stride + t * R + r] = acc.y[c][r];
     }
   }
 }

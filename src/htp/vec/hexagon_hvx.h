@@ -113,6 +113,13 @@ struct alignas(128) Lanes {
 
 HVX_INLINE void to_lanes(Lanes& l, HVX_Vector v) { *(HVX_Vector*)l.w = v; }
 
+// Accumulators of up to 4 activation rows x 8 weight rows, cleared with one vector store: a
+// `= {}` becomes a call to memset, and every HVX register is caller-saved.
+struct alignas(128) Acc {
+  float y[4][R];
+  HVX_INLINE void clear() { *(HVX_Vector*)y = Q6_V_vzero(); }
+};
+
 }  // namespace hexllm::htp::hvx
 
 #endif  // __hexagon__

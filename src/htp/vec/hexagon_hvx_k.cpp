@@ -84,6 +84,12 @@ HVX_INLINE HVX_Vector dot2(const W2& w, const int8_t* q) {
 
 enum Kind { kQ4K, kQ5K, kQ6K };
 
+// Activation rows per pass of the weights in GEMM: each adds live accumulators to the unpacked
+// sub-blocks and constants; past these the register allocator spills in the super-block loop
+// (checked by scripts/inspect-hexagon.sh). Q5_K holds its H5 bits as well, so it takes one.
+template <Kind K>
+constexpr int kGemmCols = K == kQ5K ? 1 : 2;
+
 template <Kind K>
 struct Layout {
   static constexpr uint32_t kTile = K == kQ4K ? HTP_TILE_Q4_K_X8 : K == kQ5K ? HTP_TILE_Q5_K_X8 : HTP_TILE_Q6_K_X8;
@@ -154,10 +160,11 @@ void gemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* d
   const htp_act_q8_256* a[NC];
   for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_256*)(act + c * act_stride);
   for (uint32_t t = 0; t * R < nrows; t++) {
-    float y[NC][R] = {};
-    for (uint32_t b = 0; b < nb; b++) superblock<K, NC>(w + t * rb + (size_t)b * kBB, a, b, y);
+    Acc acc;
+    acc.clear();
+    for (uint32_t b = 0; b < nb; b++) superblock<K, NC>(w + t * rb + (size_t)b * kBB, a, b, acc.y);
     for (int c = 0; c < NC; c++)
-      for (uint32_t r = 0; r < R && t * R + r < nrows; r++) dst[c * dst_stride + t * R + r] = y[c][r];
+      for (uint32_t r = 0; r < R && t * R + r < nrows; r++) dst[c * dst_stride + t * R + r] = acc.y[c][r];
   }
 }
 
@@ -165,21 +172,10 @@ template <Kind K>
 void gemm_k(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst, size_t dst_stride,
             uint32_t k, uint32_t nrows) {
   uint32_t c = 0;
-  for (; c + 4 <= nact; c += 4)
-    gemm_cols<K, 4>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
-  switch (nact - c) {
-    case 3:
-      gemm_cols<K, 3>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
-      break;
-    case 2:
-      gemm_cols<K, 2>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
-      break;
-    case 1:
-      gemm_cols<K, 1>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
-      break;
-    default:
-      break;
-  }
+  for (; c + kGemmCols<K> <= nact; c += kGemmCols<K>)
+    gemm_cols<K, kGemmCols<K>>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  for (; c < nact; c++)
+    gemm_cols<K, 1>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
 }
 
 }  // namespace
