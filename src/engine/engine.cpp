@@ -29,7 +29,9 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     ho.vtcm_bytes = htp_host::parse_size(opts.htp_vtcm, "--htp-vtcm");
     ho.dma_mode = htp_host::parse_dma_mode(opts.htp_dma);
     ho.transport = opts.htp_transport;
-    ho.window_bytes = htp_host::parse_window(opts.htp_window, "--htp-window");
+    ho.target = opts.htp_target;
+    const std::string window = !opts.htp_window.empty() ? opts.htp_window : opts.htp_target == "hexagon" ? "1G" : "3.5G";
+    ho.window_bytes = htp_host::parse_window(window, "--htp-window");
     if (!(opts.htp_timeout >= 0)) fail("--htp-timeout: %g is not a number of seconds >= 0", opts.htp_timeout);
     ho.timeout_s = opts.htp_timeout;
     ho.restart = opts.htp_restart;

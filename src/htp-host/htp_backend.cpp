@@ -105,6 +105,9 @@ HtpBackend::HtpBackend(const HtpOptions& opts) : opts_(opts), pool_(bank_sizes_f
   so.dma_mode = opts.dma_mode;
   so.window_bytes = opts.window_bytes;
   so.device_path = opts.device_path;
+  so.target = opts.target;
+  if (opts.target != "host" && opts.transport != "process")
+    fail("--htp-target %s runs the device as its own process: it needs --htp-transport process", opts.target.c_str());
   so.timeout_s = opts.timeout_s;
   if (opts.transport == "inproc") transport_ = make_inproc_transport(pool_, so);
   else if (opts.transport == "process") transport_ = make_process_transport(pool_, so);

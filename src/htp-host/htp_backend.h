@@ -30,6 +30,7 @@ struct HtpOptions {
   // go without an op finishing (0: forever), and whether a dead or hung device is restarted and
   // the batch retried.
   std::string device_path;
+  std::string target = "host";  // "host" or "hexagon" (the Hexagon hexllm-htp under qemu-hexagon)
   double timeout_s = 10.0;
   bool restart = false;
   bool profile = false;  // sum device time per op kind; printed to stderr when the backend closes
