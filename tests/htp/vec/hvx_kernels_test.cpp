@@ -9,12 +9,8 @@
 #include <stdint.h>
 
 #include "base/fp16.h"
+#include "htp/platform/platform_process.h"
 #include "htp/vec/vec.h"
-
-namespace hexllm::htp {
-// From the device platform layer (htp/platform/platform_process.h).
-void proc_write_stderr(const char* s, size_t len);
-}  // namespace hexllm::htp
 
 namespace {
 
