@@ -3,8 +3,9 @@
 # for Hexagon, compile only, to prove the device runtime stays freestanding NPU code.
 # Then lists the symbols the objects need from outside the device runtime: only the freestanding
 # runtime set (memcpy/memmove/memset/memcmp, which the hexagon platform layer will provide) and
-# compiler-rt helpers (__hexagon_*) are expected; anything else (libc, libm) is reported, and
-# fails the check with --strict.
+# compiler-rt helpers (__hexagon_*) are expected, plus what the startup code takes from the
+# linker (init array bounds, the GOT symbol) and from the program (main); anything else (libc,
+# libm) is reported, and fails the check with --strict.
 # Usage: scripts/check-hexagon-build.sh [--werror] [--strict]   (CLANG=clang-19 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +56,7 @@ if command -v "$nm" >/dev/null; then
   "$nm" --undefined-only "$out"/*.o | awk 'NF == 2 {print $2}' | sort -u >"$out/undefined"
   foreign=$(comm -23 "$out/undefined" "$out/defined" |
     grep -v -E '^(memcpy|memmove|memset|memcmp|__hexagon_.*)$' |
+    grep -v -E '^(__(pre)?init_array_(start|end)|__fini_array_(start|end)|_GLOBAL_OFFSET_TABLE_|main)$' |
     grep -v -E '^_ZN6hexllm3htp' || true)
   if [[ -n "$foreign" ]]; then
     echo "check-hexagon-build: symbols from outside the device runtime:" >&2
