@@ -25,6 +25,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 objdump=${OBJDUMP:-llvm-objdump-19}
+# A linked executable carries no .hexagon.attributes (lld drops them): without the CPU and HVX
+# features objdump shows every HVX instruction as <unknown>.
+read -r -a objdump_flags <<<"${OBJDUMP_FLAGS:---mcpu=hexagonv67 --mattr=+hvxv67,+hvx-length128b}"
 clang=${CLANG:-clang-19}
 kernels='gemv|gemm|tile_cols|superblock|quant'
 hvx='gemv32<|gemm32<|tile_cols<|hvx_gem[mv]_|gemm_k<|gemm_cols<'
@@ -61,7 +64,7 @@ fi
 
 for f in "${files[@]}"; do
   echo "### $(basename "$f")"
-  "$objdump" -d -C --no-show-raw-insn "$f"
+  "$objdump" -d -C --no-show-raw-insn "${objdump_flags[@]}" "$f"
 done >"$tmp/dis.txt"
 
 python3 - "$tmp/dis.txt" "$kernels" "$hvx" <<'EOF'
