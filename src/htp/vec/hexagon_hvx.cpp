@@ -32,21 +32,16 @@ struct WBlock {
 
 // Policies: unpack() the block's codes into two vectors that pair with the activation vectors
 // lut(kIdxA, act), lut(kIdxB, act); kSigned picks vrmpy(b, b) over vrmpy(ub, b); kZero the
-// zero-point taken off through the activation block sum; scale()/minv() the row's float factors.
+// zero-point taken off through the activation block sum; kScale / kMinv the offsets of the f16
+// row scales / mins (0: none; MXFP4 has e8m0 bytes, decoded by scale() on the scalar core).
 struct PQ4_0 {
   static constexpr uint32_t kTile = HTP_TILE_Q4_0_X8;
   static constexpr bool kSigned = false, kMin = false, kNib = true;
   static constexpr int32_t kZero = 8;
+  static constexpr uint32_t kScale = 128, kMinv = 0;  // f16 scales, mins (0: none / e8m0)
   static HVX_INLINE WBlock unpack(const uint8_t* b) {
     const HVX_Vector v = loadu(b, 128);
     return {nib_lo(v), nib_hi(v)};
-  }
-  static HVX_INLINE float scale(const uint8_t* b, uint32_t r) { return fp16_at(b + 128, r); }
-  static HVX_INLINE float minv(const uint8_t*, uint32_t) { return 0.0f; }
-  static HVX_INLINE float fp16_at(const uint8_t* p, uint32_t r) {
-    uint16_t h;
-    __builtin_memcpy(&h, p + 2 * r, 2);
-    return fp16_to_fp32(h);
   }
 };
 
@@ -54,34 +49,34 @@ struct PQ4_1 : PQ4_0 {
   static constexpr uint32_t kTile = HTP_TILE_Q4_1_X8;
   static constexpr bool kMin = true;
   static constexpr int32_t kZero = 0;
-  static HVX_INLINE float minv(const uint8_t* b, uint32_t r) { return fp16_at(b + 144, r); }
+  static constexpr uint32_t kMinv = 144;
 };
 
 struct PQ5_0 : PQ4_0 {
   static constexpr uint32_t kTile = HTP_TILE_Q5_0_X8;
   static constexpr int32_t kZero = 16;
+  static constexpr uint32_t kScale = 160;
   static HVX_INLINE WBlock unpack(const uint8_t* b) {
     const HVX_Vector v = loadu(b, 128);
     HVX_Vector lo, hi;
     h5_bits(b + 128, lo, hi);
     return {Q6_V_vor_VV(nib_lo(v), lo), Q6_V_vor_VV(nib_hi(v), hi)};
   }
-  static HVX_INLINE float scale(const uint8_t* b, uint32_t r) { return fp16_at(b + 160, r); }
 };
 
 struct PQ5_1 : PQ5_0 {
   static constexpr uint32_t kTile = HTP_TILE_Q5_1_X8;
   static constexpr bool kMin = true;
   static constexpr int32_t kZero = 0;
-  static HVX_INLINE float minv(const uint8_t* b, uint32_t r) { return fp16_at(b + 176, r); }
+  static constexpr uint32_t kMinv = 176;
 };
 
 struct PQ8_0 : PQ4_0 {
   static constexpr uint32_t kTile = HTP_TILE_Q8_0_X8;
   static constexpr bool kSigned = true, kNib = false;
   static constexpr int32_t kZero = 0;
+  static constexpr uint32_t kScale = 256;
   static HVX_INLINE WBlock unpack(const uint8_t* b) { return {loadu(b, 128), loadu(b + 128, 128)}; }
-  static HVX_INLINE float scale(const uint8_t* b, uint32_t r) { return fp16_at(b + 256, r); }
 };
 
 template <const ByteVec& Lut>
@@ -100,6 +95,7 @@ struct PIQ4_NL : PCodebook<kIq4nlLut> {
 
 struct PMXFP4 : PCodebook<kMxfp4Lut> {
   static constexpr uint32_t kTile = HTP_TILE_MXFP4_X8;
+  static constexpr uint32_t kScale = 0;
   static HVX_INLINE float scale(const uint8_t* b, uint32_t r) { return quant::e8m0_to_fp32_half(b[128 + r]); }
 };
 
@@ -122,6 +118,11 @@ void tile_cols(const uint8_t* tile, const uint8_t* act, size_t act_stride, uint3
   for (uint32_t b0 = 0; b0 < nb; b0 += 4) {
     const uint32_t n = nb - b0 < 4 ? nb - b0 : 4;
     const uint8_t* blk = tile + (size_t)b0 * kBB;
+    // f16 scales (and mins) of the four blocks decoded by HVX, read per row by the scalar core.
+    // Decoded before the codes are unpacked, so the two never hold registers at once.
+    [[maybe_unused]] Lanes dw_l, mn_l, gather;
+    if constexpr (P::kScale != 0) to_lanes(dw_l, f16x8_blocks(blk + P::kScale, kBB, n, gather));
+    if constexpr (P::kMinv != 0) to_lanes(mn_l, f16x8_blocks(blk + P::kMinv, kBB, n, gather));
     const WBlock zero = {Q6_V_vzero(), Q6_V_vzero()};
     const WBlock w0 = P::unpack(blk);
     const WBlock w1 = n > 1 ? P::unpack(blk + kBB) : zero;
@@ -136,11 +137,16 @@ void tile_cols(const uint8_t* tile, const uint8_t* act, size_t act_stride, uint3
       Lanes l;
       to_lanes(l, reduce4(s0, s1, s2, s3));
       for (uint32_t i = 0; i < n; i++) {
-        const uint8_t* bi = blk + i * kBB;
+        [[maybe_unused]] const uint8_t* bi = blk + i * kBB;
         const int32_t zp = P::kZero * a[i].sum;
         for (uint32_t r = 0; r < R; r++) {
-          y[c][r] = fma32(P::scale(bi, r) * a[i].d, (float)(l.w[8 * i + r] - zp), y[c][r]);
-          if constexpr (P::kMin) y[c][r] = fma32(P::minv(bi, r), a[i].d * (float)a[i].sum, y[c][r]);
+          float dw;
+          if constexpr (P::kScale != 0)
+            dw = lane_f32(dw_l, 8 * i + r);
+          else
+            dw = P::scale(bi, r);
+          y[c][r] = fma32(dw * a[i].d, (float)(l.w[8 * i + r] - zp), y[c][r]);
+          if constexpr (P::kMin) y[c][r] = fma32(lane_f32(mn_l, 8 * i + r), a[i].d * (float)a[i].sum, y[c][r]);
         }
       }
     }

@@ -102,9 +102,6 @@ HVX_INLINE HVX_Vector reduce1(HVX_Vector s) {
   return Q6_Vw_vadd_VwVw(h, Q6_V_vror_VR(h, 32));
 }
 
-// Fused multiply-add on the scalar core (one rounding), as vec/generic.cpp.
-HVX_INLINE float fma32(float a, float b, float c) { return __builtin_HEXAGON_F2_sffma(c, a, b); }
-
 // Integer lanes handed to the scalar core: HVX has no vector-to-scalar move besides vextract
 // (one lane each), so a block's sums go through one aligned store.
 struct alignas(128) Lanes {
@@ -112,6 +109,64 @@ struct alignas(128) Lanes {
 };
 
 HVX_INLINE void to_lanes(Lanes& l, HVX_Vector v) { *(HVX_Vector*)l.w = v; }
+
+HVX_INLINE HVX_Vector splat32(uint32_t w) { return Q6_V_vsplat_R(w); }
+
+// A splat made where it is used: the compiler hoists constant vectors out of every loop and keeps
+// them live, which costs registers the loop body needs (and then spills); one vsplat is cheaper.
+HVX_INLINE HVX_Vector splat32_here(uint32_t w) {
+  HVX_Vector v;
+  __asm__ volatile("%0 = vsplat(%1)" : "=v"(v) : "r"(w));
+  return v;
+}
+
+// Exact f16 -> f32 of the low halfword of each word (the bits of fp16_to_fp32, base/fp16.h):
+// normal numbers rebias the exponent, exponent 31 (inf, nan) becomes 255, subnormals are
+// normalized with a leading-zero count (mant * 2^-24 = 2^(p-24) * 1.f, p = top bit of mant).
+HVX_INLINE HVX_Vector f16_to_f32_words(HVX_Vector h) {
+  const HVX_Vector zero = Q6_V_vzero();
+  const HVX_Vector em = Q6_V_vand_VV(h, splat32_here(0x7fff));
+  const HVX_Vector sign = Q6_Vw_vasl_VwR(Q6_V_vxor_VV(h, em), 16);
+  const HVX_Vector e = Q6_Vuw_vlsr_VuwR(em, 10);
+  const HVX_Vector bias = splat32_here(112u << 23);
+  HVX_Vector norm = Q6_Vw_vadd_VwVw(Q6_Vw_vasl_VwR(em, 13), bias);
+  norm = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(e, splat32_here(31)), Q6_Vw_vadd_VwVw(norm, bias), norm);
+  // Exponent 0: em is the mantissa (1..1023, clz >= 22), p = 31 - clz. Shifted up by clz - 8 it
+  // has its top bit at bit 23, which adds one to the exponent field p + 103: (133 - clz) << 23.
+  const HVX_Vector clz = Q6_Vuw_vcl0_Vuw(em);
+  const HVX_Vector frac = Q6_Vw_vasl_VwVw(em, Q6_Vw_vsub_VwVw(clz, splat32_here(8)));
+  HVX_Vector sub = Q6_Vw_vadd_VwVw(Q6_Vw_vasl_VwR(Q6_Vw_vsub_VwVw(splat32_here(133), clz), 23), frac);
+  sub = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(em, zero), zero, sub);
+  return Q6_V_vor_VV(sign, Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(e, zero), sub, norm));
+}
+
+// The 8 f16 values at p + i * stride (i < n <= 4, 16 bytes each) as f32 bits in lanes 8i + r.
+// The four pieces are gathered by the scalar core into one aligned line (merging them in vector
+// registers takes predicates, of which there are only four, and then spills).
+HVX_INLINE HVX_Vector f16x8_blocks(const uint8_t* p, uint32_t stride, uint32_t n, Lanes& tmp) {
+  for (uint32_t i = 0; i < 4; i++) {
+    uint64_t a = 0, b = 0;
+    if (i < n) {
+      __builtin_memcpy(&a, p + i * stride, 8);
+      __builtin_memcpy(&b, p + i * stride + 8, 8);
+    }
+    __builtin_memcpy(&tmp.w[4 * i], &a, 8);
+    __builtin_memcpy(&tmp.w[4 * i + 2], &b, 8);
+  }
+  const HVX_Vector x = *(const HVX_Vector*)tmp.w;
+  // Halfword j -> word j (zero upper half).
+  return f16_to_f32_words(Q6_V_lo_W(Q6_W_vshuff_VVR(Q6_V_vzero(), x, -2)));
+}
+
+HVX_INLINE float lane_f32(const Lanes& l, uint32_t i) {
+  float f;
+  __builtin_memcpy(&f, &l.w[i], 4);
+  return f;
+}
+
+// Fused multiply-add on the scalar core (one rounding), as vec/generic.cpp.
+HVX_INLINE float fma32(float a, float b, float c) { return __builtin_HEXAGON_F2_sffma(c, a, b); }
+
 
 // Accumulators of up to 4 activation rows x 8 weight rows, cleared with one vector store: a
 // `= {}` becomes a call to memset, and every HVX register is caller-saved.

@@ -2,14 +2,16 @@
 // table, bit for bit, for every tile type, GEMV and GEMM, odd row counts, several K and numbers
 // of activation rows, misaligned weights and activations. Exit status 0 when all match.
 //
-// Weights are random tile bytes (every code bit pattern the layout allows) with finite scales;
-// activations are random floats quantized by the generic quantizer, and the HVX table's
-// quantizers are checked against it too.
+// Weights are random tile bytes (every code bit pattern the layout allows) with scales that are
+// mostly normal f16 values, some subnormal, zero, inf or nan; activations are random floats
+// quantized by the generic quantizer, and the HVX table's quantizers are checked against it too.
+// The HVX f16 decoding of the scales is also checked on every half.
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/fp16.h"
 #include "htp/platform/platform_process.h"
+#include "htp/vec/hexagon_hvx.h"
 #include "htp/vec/vec.h"
 
 namespace {
@@ -57,8 +59,21 @@ alignas(128) float g_dst_hvx[kDst];
 void random_block(uint32_t t, uint8_t* p) {
   const uint32_t bb = htp_tile_info(t).block_bytes;
   for (uint32_t i = 0; i < bb; i++) p[i] = (uint8_t)rnd();
+  // One scale in 8 is an f16 edge case: a subnormal, +-0, or (rarely) inf or nan, so the
+  // scale decoding of every path is compared on them too.
   auto f16s = [&](uint32_t off, float base) {
-    for (uint32_t r = 0; r < 8; r++) put16(p + off + 2 * r, fp32_to_fp16(rnd_scale(base)));
+    for (uint32_t r = 0; r < 8; r++) {
+      uint16_t h = fp32_to_fp16(rnd_scale(base));
+      const uint32_t u = rnd();
+      if (u % 8 == 0) {
+        const uint32_t kind = (u >> 3) % 16;
+        const uint16_t sign = (uint16_t)((u >> 8) & 0x8000);
+        h = kind < 12 ? (uint16_t)(sign | (1 + (u >> 12) % 1023))  // subnormal
+            : kind < 15 ? sign                                      // zero
+                        : (uint16_t)(sign | 0x7c00 | ((u >> 12) % 2 ? 0x200 : 0));  // inf / nan
+      }
+      put16(p + off + 2 * r, h);
+    }
   };
   switch (t) {
     case HTP_TILE_Q4_0_X8:
@@ -173,6 +188,24 @@ void run_case(const vec_kernels& hvx, uint32_t t, uint32_t k, uint32_t nrows, ui
   }
 }
 
+// The HVX f16 -> f32 scale decoding against fp16_to_fp32 on all 65536 halves.
+void check_f16_decode() {
+  alignas(128) uint32_t in[32], out[32];
+  uint32_t bad = 0;
+  for (uint32_t h0 = 0; h0 < 65536; h0 += 32) {
+    for (uint32_t i = 0; i < 32; i++) in[i] = h0 + i;
+    *(HVX_Vector*)out = hvx::f16_to_f32_words(*(const HVX_Vector*)in);
+    for (uint32_t i = 0; i < 32; i++) bad += out[i] != fp32_bits(fp16_to_fp32((uint16_t)(h0 + i)));
+  }
+  g_cases++;
+  if (bad) {
+    g_failures++;
+    say("MISMATCH f16 decode: ");
+    say_u(bad);
+    say(" halves\n");
+  }
+}
+
 }  // namespace
 
 // extern "C": -ffreestanding makes main an ordinary (mangled) function.
@@ -182,6 +215,7 @@ extern "C" int main() {
     say("hvx_kernels_test: the HVX table is not selected\n");
     return 2;
   }
+  check_f16_decode();
   const uint32_t k32[] = {32, 96, 160, 2048};
   const uint32_t k256[] = {256, 768};
   const uint32_t kfl[] = {32, 45, 160};
