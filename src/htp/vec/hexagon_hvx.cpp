@@ -120,9 +120,9 @@ void tile_cols(const uint8_t* tile, const uint8_t* act, size_t act_stride, uint3
     const uint8_t* blk = tile + (size_t)b0 * kBB;
     // f16 scales (and mins) of the four blocks decoded by HVX, read per row by the scalar core.
     // Decoded before the codes are unpacked, so the two never hold registers at once.
-    [[maybe_unused]] Lanes dw_l, mn_l, gather;
-    if constexpr (P::kScale != 0) to_lanes(dw_l, f16x8_blocks(blk + P::kScale, kBB, n, gather));
-    if constexpr (P::kMinv != 0) to_lanes(mn_l, f16x8_blocks(blk + P::kMinv, kBB, n, gather));
+    [[maybe_unused]] Lanes dw_l, mn_l;
+    if constexpr (P::kScale != 0) to_lanes(dw_l, f16x8_blocks(blk + P::kScale, kBB, n));
+    if constexpr (P::kMinv != 0) to_lanes(mn_l, f16x8_blocks(blk + P::kMinv, kBB, n));
     const WBlock zero = {Q6_V_vzero(), Q6_V_vzero()};
     const WBlock w0 = P::unpack(blk);
     const WBlock w1 = n > 1 ? P::unpack(blk + kBB) : zero;

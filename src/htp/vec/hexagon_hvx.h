@@ -141,21 +141,19 @@ HVX_INLINE HVX_Vector f16_to_f32_words(HVX_Vector h) {
 }
 
 // The 8 f16 values at p + i * stride (i < n <= 4, 16 bytes each) as f32 bits in lanes 8i + r.
-// The four pieces are gathered by the scalar core into one aligned line (merging them in vector
-// registers takes predicates, of which there are only four, and then spills).
-HVX_INLINE HVX_Vector f16x8_blocks(const uint8_t* p, uint32_t stride, uint32_t n, Lanes& tmp) {
-  for (uint32_t i = 0; i < 4; i++) {
-    uint64_t a = 0, b = 0;
-    if (i < n) {
-      __builtin_memcpy(&a, p + i * stride, 8);
-      __builtin_memcpy(&b, p + i * stride + 8, 8);
-    }
-    __builtin_memcpy(&tmp.w[4 * i], &a, 8);
-    __builtin_memcpy(&tmp.w[4 * i + 2], &b, 8);
-  }
-  const HVX_Vector x = *(const HVX_Vector*)tmp.w;
+// The pieces are merged by two rounds of vshuff (no predicates: there are only four, and using
+// them here made the compiler spill).
+HVX_INLINE HVX_Vector f16x8_blocks(const uint8_t* p, uint32_t stride, uint32_t n) {
+  const HVX_Vector z = Q6_V_vzero();
+  const HVX_Vector v0 = loadu(p, 16);
+  const HVX_Vector v1 = n > 1 ? loadu(p + stride, 16) : z;
+  const HVX_Vector v2 = n > 2 ? loadu(p + 2 * stride, 16) : z;
+  const HVX_Vector v3 = n > 3 ? loadu(p + 3 * stride, 16) : z;
+  const HVX_Vector v01 = Q6_V_lo_W(Q6_W_vshuff_VVR(v1, v0, -16));
+  const HVX_Vector v23 = Q6_V_lo_W(Q6_W_vshuff_VVR(v3, v2, -16));
+  const HVX_Vector x = Q6_V_lo_W(Q6_W_vshuff_VVR(v23, v01, -32));
   // Halfword j -> word j (zero upper half).
-  return f16_to_f32_words(Q6_V_lo_W(Q6_W_vshuff_VVR(Q6_V_vzero(), x, -2)));
+  return f16_to_f32_words(Q6_V_lo_W(Q6_W_vshuff_VVR(z, x, -2)));
 }
 
 HVX_INLINE float lane_f32(const Lanes& l, uint32_t i) {
