@@ -6,7 +6,7 @@
 #
 #   scripts/inspect-hexagon.sh [-v] [--kernels REGEX] [--hvx REGEX] [FILE...]   (-v: list them)
 #
-# Without FILE, compiles src/htp/vec/{generic,hexagon_hvx,hexagon_hvx_k}.cpp with clang-19 -c
+# Without FILE, compiles src/htp/vec/{generic,hexagon_hvx*}.cpp with clang-19 -c
 # (flags of scripts/check-hexagon-build.sh) into a temporary folder and inspects those.
 #
 # A loop is the address range of a backward branch (jump to a lower address) or of a hardware
@@ -33,7 +33,7 @@ read -r -a objdump_flags <<<"${OBJDUMP_FLAGS:---mcpu=hexagonv67 --mattr=+hvxv67,
 clang=${CLANG:-clang-19}
 verbose=0
 kernels='gemv|gemm|tile_cols|superblock|quant'
-hvx='gemv32<|gemm32<|tile_cols<|hvx_gem[mv]_|gemm_k<|gemm_cols<'
+hvx='gemv32<|gemm32<|tile_cols<|hvx_gem[mv]_|hvx_quant_|gemm_k<|gemm_cols<'
 files=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -59,7 +59,7 @@ if [[ ${#files[@]} -eq 0 ]]; then
     echo "inspect-hexagon: $clang not found (scripts/setup.sh installs clang-19)" >&2
     exit 1
   fi
-  for src in generic hexagon_hvx hexagon_hvx_k; do
+  for src in generic hexagon_hvx hexagon_hvx_k hexagon_hvx_quant; do
     "$clang" --target=hexagon -mv67 -mhvx -mhvx-length=128b -ffreestanding -fno-exceptions -fno-rtti \
       -std=c++20 -O2 -Wall -Wextra -Wdouble-promotion -Werror -Isrc -c "src/htp/vec/$src.cpp" -o "$tmp/$src.o"
     files+=("$tmp/$src.o")

@@ -177,7 +177,7 @@ void gemv32(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32
   gemm32<P>(w, act, 0, 1, dst, 0, k, nrows);
 }
 
-// Float-weight tiles and the activation quantizers stay scalar (v67 HVX has no float): these
+// Float-weight tiles and the F32 activation copy stay scalar (v67 HVX has no float): these
 // forward to the generic table.
 template <uint32_t T>
 void gemv_generic(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32_t nrows) {
@@ -207,7 +207,7 @@ constexpr vec_kernels kHvx = {
     {q32<PQ4_0>(), q32<PQ4_1>(), q32<PQ8_0>(), q32<PMXFP4>(), q32<PIQ4_NL>(), fwd<HTP_TILE_F32_X8>(),
      fwd<HTP_TILE_F16_X8>(), fwd<HTP_TILE_BF16_X8>(), q32<PQ5_0>(), q32<PQ5_1>(),
      {hvx_gemv_q4_k, hvx_gemm_q4_k}, {hvx_gemv_q5_k, hvx_gemm_q5_k}, {hvx_gemv_q6_k, hvx_gemm_q6_k}},
-    {quant_generic<HTP_ACT_F32>, quant_generic<HTP_ACT_Q8_32>, quant_generic<HTP_ACT_Q8_256>},
+    {quant_generic<HTP_ACT_F32>, hvx_quant_q8_32, hvx_quant_q8_256},
 };
 static_assert(HTP_TILE_END - HTP_TILE_FIRST == 13, "kHvx lists every tile type");
 

@@ -166,6 +166,15 @@ void run_case(const vec_kernels& hvx, uint32_t t, uint32_t k, uint32_t nrows, ui
   for (uint32_t c = 0; c < nact; c++) {
     float* x = g_x + (size_t)c * kp;
     for (uint32_t i = 0; i < k; i++) x[i] = rnd_float() * ((i / 32) % 3 == 0 ? 0.01f : 1.0f);
+    // Row 1 holds edge cases for the quantizers' amax: a NaN (never the maximum), -0, a block
+    // of zeros, and with K > 32 an infinity.
+    if (c == 1) {
+      x[5] = __builtin_nanf("");
+      x[6] = -0.0f;
+      if (k >= 64)
+        for (uint32_t i = 32; i < 64; i++) x[i] = i == 40 ? -0.0f : 0.0f;
+      if (k >= 128) x[100] = -__builtin_inff();
+    }
     gen.quant_for_tile(t)(x, act + c * arow, k);
     hvx.quant_for_tile(t)(x, g_act2 + c * arow, k);
   }
