@@ -1,6 +1,7 @@
 #include "op_harness.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -81,7 +82,26 @@ std::string DeviceConfig::label() const {
          kModes[dma_mode];
 }
 
+const std::string& op_target() {
+  static const std::string target = [] {
+    const char* env = std::getenv("HEXLLM_OP_TARGET");
+    return std::string(env != nullptr && *env != '\0' ? env : "host");
+  }();
+  return target;
+}
+
+std::string op_target_unavailable() {
+  if (op_target() == "host") return {};
+  try {
+    htp_host::device_command(op_target(), "");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
 std::vector<DeviceConfig> standard_configs() {
+  if (op_target() != "host") return {{1, 8u << 20, HTP_DMA_ZERO_COPY}, {2, 256u << 10, HTP_DMA_ASYNC}};
   return {{1, 8u << 20, HTP_DMA_ZERO_COPY}, {2, 8u << 20, HTP_DMA_ASYNC}, {2, 256u << 10, HTP_DMA_INLINE},
           {1, 256u << 10, HTP_DMA_ASYNC}};
 }
@@ -138,6 +158,12 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
   opts.n_threads = config.n_threads;
   opts.vtcm_bytes = config.vtcm_bytes;
   opts.dma_mode = config.dma_mode;
+  if (op_target() != "host") {
+    opts.transport = "process";
+    opts.target = op_target();
+    opts.window_bytes = 256ull << 20;
+    opts.timeout_s = 120.0;  // one op under emulation may take seconds
+  }
   htp_host::HtpBackend htp(opts);
   backend::RefBackend ref(1);
 
@@ -214,6 +240,7 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
 
 void expect_op_matches(const std::string& name, const std::function<graph::Tensor*(OpTester&)>& build,
                        double max_nmse, const std::vector<DeviceConfig>& configs) {
+  if (const std::string why = op_target_unavailable(); !why.empty()) GTEST_SKIP() << "op target " << op_target() << ": " << why;
   for (const DeviceConfig& c : configs) {
     OpTester t;
     graph::Tensor* out = build(t);

@@ -3,6 +3,9 @@
 // oracle); outputs are compared by NMSE. Every tensor sits between sentinel bytes in the pool,
 // so out-of-bounds writes are caught. Configs vary threads, VTCM size (small VTCM forces
 // multi-chunk pipelines) and the DMA engine.
+// With HEXLLM_OP_TARGET=hexagon (the ctest label `hexagon`) the device is the Hexagon
+// hexllm-htp under qemu-hexagon through the process transport, under fewer configs; without
+// that build or qemu every case is skipped, saying which is missing.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -28,8 +31,14 @@ struct DeviceConfig {
 };
 
 // The configs every op case runs under: {1, 2} threads x {8 MiB, 256 KiB} VTCM, all three DMA
-// engines among them.
+// engines among them. Under emulation (HEXLLM_OP_TARGET=hexagon): 1 thread with 8 MiB and 2
+// threads with 256 KiB, which still covers both thread counts and the multi-chunk pipelines.
 std::vector<DeviceConfig> standard_configs();
+
+// "host" (in-process device, the default) or "hexagon" (HEXLLM_OP_TARGET).
+const std::string& op_target();
+// Empty when the op target can run; else why not (what to install or build).
+std::string op_target_unavailable();
 
 struct OpResult {
   bool supported = false;  // the HTP backend took every compute node
