@@ -14,7 +14,7 @@ clang=${CLANG:-clang++-19}
 lld=${LLD:-ld.lld-19}
 qemu=${QEMU:-qemu-hexagon}
 flags=(--target=hexagon -mv67 -mhvx -mhvx-length=128b -ffreestanding -fno-exceptions -fno-rtti
-       -std=c++20 -O2 -Wall -Wextra -Wshadow -Isrc)
+       -std=c++20 -O2 -ffp-contract=off -Wall -Wextra -Wshadow -Isrc)
 strict=0
 for arg in "$@"; do
   case "$arg" in
@@ -42,9 +42,7 @@ mapfile -t sources < <( (find src/htp -name '*.cpp' \
 failed=0
 for src in "${sources[@]}"; do
   obj="$out/$(echo "$src" | tr '/' '_').o"
-  extra=()
-  [[ $src == src/htp/vmath/* ]] && extra=(-ffp-contract=off)
-  if ! "$clang" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj"; then
+  if ! "$clang" "${flags[@]}" -c "$src" -o "$obj"; then
     echo "check-hexagon-build: FAILED $src" >&2
     failed=$((failed + 1))
   fi

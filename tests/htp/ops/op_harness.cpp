@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -153,23 +154,13 @@ graph::Tensor* OpTester::causal_mask(int64_t n_kv, int64_t n_rows, int64_t pos0)
   return add_leaf(t, std::move(bytes), false);
 }
 
-OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
-  htp_host::HtpOptions opts;
-  opts.n_threads = config.n_threads;
-  opts.vtcm_bytes = config.vtcm_bytes;
-  opts.dma_mode = config.dma_mode;
-  if (op_target() != "host") {
-    opts.transport = "process";
-    opts.target = op_target();
-    opts.window_bytes = 256ull << 20;
-    opts.timeout_s = 120.0;  // one op under emulation may take seconds
-  }
+bool OpTester::compute(graph::Tensor* out, const htp_host::HtpOptions& opts, const DeviceConfig& config, OpResult* r,
+                       std::vector<double>* got, std::vector<double>* want) {
   htp_host::HtpBackend htp(opts);
   backend::RefBackend ref(1);
 
   graph::Graph gf;
   gf.expand(out);
-
   // Weights live in host memory (as if mmapped) and are copied/repacked by the backend; every
   // other leaf and every computed tensor gets its own guarded pool buffer.
   std::vector<std::vector<uint8_t>> weight_store;
@@ -201,24 +192,52 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
       if (!l.weight) std::memcpy(l.t->data, l.bytes.data(), l.bytes.size());
   };
 
-  OpResult r;
-  r.supported = true;
   for (graph::Tensor* n : gf.nodes())
     if (!graph::op_is_layout(n->op) && !htp.supports(*n)) {
-      r.supported = false;
-      r.unsupported = std::string(graph::op_name(n->op)) + " '" + n->name + "' (" + type_name(n->type) + ")";
-      return r;
+      r->supported = false;
+      r->unsupported = std::string(graph::op_name(n->op)) + " '" + n->name + "' (" + type_name(n->type) + ")";
+      return false;
     }
 
   reset_inputs();
   std::vector<graph::Tensor*> nodes(gf.nodes().begin(), gf.nodes().end());
   htp.compute(nodes);
   for (Guarded& g : buffers) EXPECT_TRUE(g.intact()) << "a sentinel next to a tensor was overwritten (" << config.label() << ")";
-  const std::vector<double> got = to_doubles(*out);
+  *got = to_doubles(*out);
+  if (want != nullptr) {
+    reset_inputs();
+    ref.compute(nodes);
+    *want = to_doubles(*out);
+  }
+  return true;
+}
 
-  reset_inputs();
-  ref.compute(nodes);
-  const std::vector<double> want = to_doubles(*out);
+OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
+  htp_host::HtpOptions opts;
+  opts.n_threads = config.n_threads;
+  opts.vtcm_bytes = config.vtcm_bytes;
+  opts.dma_mode = config.dma_mode;
+  const htp_host::HtpOptions host_opts = opts;
+  if (op_target() != "host") {
+    opts.transport = "process";
+    opts.target = op_target();
+    opts.window_bytes = 256ull << 20;
+    opts.timeout_s = 120.0;  // one op under emulation may take seconds
+  }
+  OpResult r;
+  r.supported = true;
+  std::vector<double> got, want;
+  if (!compute(out, opts, config, &r, &got, &want)) return r;
+  r.n_elements = static_cast<int64_t>(got.size());
+  if (op_target() != "host") {
+    std::vector<double> host;
+    OpResult hr;
+    if (compute(out, host_opts, config, &hr, &host, nullptr)) {
+      r.host_differ = 0;
+      for (size_t i = 0; i < got.size() && i < host.size(); ++i)
+        r.host_differ += !(got[i] == host[i] || (std::isnan(got[i]) && std::isnan(host[i])));
+    }
+  }
 
   double num = 0.0, den = 0.0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -246,6 +265,9 @@ void expect_op_matches(const std::string& name, const std::function<graph::Tenso
     graph::Tensor* out = build(t);
     const OpResult r = t.run(out, c);
     ASSERT_TRUE(r.supported) << name << ": the device refused " << r.unsupported << " (" << c.label() << ")";
+    if (r.host_differ >= 0)
+      std::printf("[ HOST BITS ] %s (%s): %lld of %lld elements differ from the x86 device\n", name.c_str(),
+                  c.label().c_str(), static_cast<long long>(r.host_differ), static_cast<long long>(r.n_elements));
     if (out->type == Type::I32)
       EXPECT_EQ(r.mismatches, 0) << name << " (" << c.label() << ")";
     else

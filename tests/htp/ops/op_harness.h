@@ -45,6 +45,10 @@ struct OpResult {
   double nmse = 0.0;       // over the output tensor (F32/F16 outputs)
   int64_t mismatches = 0;  // differing elements (integer outputs)
   std::string unsupported;  // the first node the device refused
+  // Emulated targets only: output elements whose value differs from the x86 in-process device
+  // (-1: not compared).
+  int64_t host_differ = -1;
+  int64_t n_elements = 0;
 };
 
 class OpTester {
@@ -74,6 +78,10 @@ class OpTester {
     bool weight;
   };
   graph::Tensor* add_leaf(graph::Tensor* t, std::vector<uint8_t> bytes, bool weight);
+  // Computes `out` on a device with `opts` into *got and, when want != nullptr, on the reference
+  // backend into *want. false (with r->unsupported set) when the device refuses a node.
+  bool compute(graph::Tensor* out, const htp_host::HtpOptions& opts, const DeviceConfig& config, OpResult* r,
+               std::vector<double>* got, std::vector<double>* want);
 
   graph::Context ctx_;
   std::vector<Leaf> leaves_;
