@@ -5,7 +5,8 @@
 // multi-chunk pipelines) and the DMA engine.
 // With HEXLLM_OP_TARGET=hexagon (the ctest label `hexagon`) the device is the Hexagon
 // hexllm-htp under qemu-hexagon through the process transport, under fewer configs; without
-// that build or qemu every case is skipped, saying which is missing.
+// that build or qemu every case is skipped, saying which is missing. There each case is also
+// computed on the x86 in-process device, and the two must agree bit for bit.
 #pragma once
 
 #include <gtest/gtest.h>
