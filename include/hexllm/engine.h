@@ -27,8 +27,13 @@ struct EngineOptions {
   // "process" by default: a call costs more than "inproc" (one call per graph; figures in the
   // README), and in exchange a device fault cannot take the host down.
   std::string htp_transport = "process";
+  // The device process's target: "host" (the x86 hexllm-htp) or "hexagon" (the Hexagon
+  // hexllm-htp under qemu-hexagon, same pool, doorbell and fault handling).
+  std::string htp_target = "host";
   // HTP device window onto the pool (e.g. "3.5G", "512M"); larger models slide through it.
-  std::string htp_window = "3.5G";
+  // Empty: 3.5G, or 1G for the hexagon target, whose emulated 32-bit guest has ~3 GiB of
+  // address space for the window, VTCM, stacks and the emulator's own needs.
+  std::string htp_window;
   // Device process (htp_transport "process"): seconds a call may go without an op finishing
   // before the device counts as hung (0: never), restart-and-retry after a device fault, and
   // the hexllm-htp binary (empty: next to the running executable).

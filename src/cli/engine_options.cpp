@@ -32,9 +32,14 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
                  "fault cannot take the host down) or inproc (device threads in this process)")
       ->envname("HEXLLM_HTP_TRANSPORT")
       ->check(CLI::IsMember({"inproc", "process"}));
+  app.add_option("--htp-target", opts.htp_target,
+                 "HTP device process target: host (default: the x86 hexllm-htp) or hexagon (the Hexagon hexllm-htp "
+                 "of build/hexagon/ under qemu-hexagon; correct, 17-45x slower)")
+      ->envname("HEXLLM_HTP_TARGET")
+      ->check(CLI::IsMember({"host", "hexagon"}));
   app.add_option("--htp-window", opts.htp_window,
-                 "HTP device window: most pool bytes mapped at once, e.g. 3.5G or 512M; weights beyond it slide "
-                 "through in layer order")
+                 "HTP device window: most pool bytes mapped at once, e.g. 3.5G or 512M (default 3.5G; 1G for "
+                 "--htp-target hexagon); weights beyond it slide through in layer order")
       ->envname("HEXLLM_HTP_WINDOW");
   app.add_option("--htp-timeout", opts.htp_timeout,
                  "HTP device process: seconds without an op finishing before the device counts as hung (0: never)")

@@ -30,8 +30,10 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     ho.vtcm_bytes = static_cast<uint32_t>(parse_byte_size(opts.htp_vtcm, "--htp-vtcm", 1, UINT32_MAX));
     ho.dma_mode = htp_host::parse_dma_mode(opts.htp_dma);
     ho.transport = opts.htp_transport;
-    // Whole pool alignment units: the window is carved into banks of that granularity.
-    ho.window_bytes = parse_byte_size(opts.htp_window, "--htp-window", 64u << 10, 1ull << 40) / htp_host::Pool::kAlign *
+    ho.target = opts.htp_target;
+    // Empty: the target's default. Whole pool alignment units: the window is carved into banks of them.
+    const std::string window = !opts.htp_window.empty() ? opts.htp_window : opts.htp_target == "hexagon" ? "1G" : "3.5G";
+    ho.window_bytes = parse_byte_size(window, "--htp-window", 64u << 10, 1ull << 40) / htp_host::Pool::kAlign *
                       htp_host::Pool::kAlign;
     if (!(opts.htp_timeout >= 0)) fail("--htp-timeout: %g is not a number of seconds >= 0", opts.htp_timeout);
     ho.timeout_s = opts.htp_timeout;

@@ -2,26 +2,19 @@
 // stand-in for the NPU's FastRPC skel). It sees the pool only through the memfds the host
 // sends and maps banks only when the host's window plan says so; it never trusts what the host
 // writes: every bank, step and message location is checked, and a bad one gets a status back.
-// Protocol: src/htp-host/transport_wire.h. Plain POSIX, no exceptions: a device must not throw.
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "htp-host/transport_wire.h"
+// Protocol: src/htp/wire/htp_wire.h. Freestanding like the rest of the device: the OS is reached
+// only through platform.h and platform_process.h, so the same source builds the x86 device and
+// the Hexagon one (which runs under qemu-hexagon). No exceptions: a device must not throw.
 #include "htp/platform/platform.h"
+#include "htp/platform/platform_process.h"
 #include "htp/session.h"
+#include "htp/util.h"
+#include "htp/wire/htp_wire.h"
 
 namespace {
 
 using namespace hexllm::htp;
-namespace wire = hexllm::htp_host::wire;
+
 
 constexpr uint64_t kMaxBankBytes = 0xffffffffull;
 // Poll the doorbell this long before sleeping. Off: between two graphs the host works for far
@@ -46,13 +39,47 @@ struct Device {
   wire::Control* ctl = nullptr;
 };
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+uint64_t now_ns() { return platform_time_ns(); }
+
+size_t str_len(const char* s) {
+  size_t n = 0;
+  while (s[n] != '\0') ++n;
+  return n;
 }
 
-void say(const char* what) { fprintf(stderr, "hexllm-htp[%d]: %s\n", (int)getpid(), what); }
+// Appends the decimal digits of v at p; returns the end.
+char* put_uint(char* p, uint64_t v) {
+  char digits[20];
+  int n = 0;
+  do digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0) *p++ = digits[--n];
+  return p;
+}
+
+// One line to stderr: "hexllm-htp[pid]: what" and, when given, " bank N: detail".
+void say(const char* what, uint32_t bank = HTP_MAX_BANKS, const char* detail = nullptr) {
+  char line[256];
+  char* p = line;
+  char* const end = line + sizeof line - 40;
+  auto put = [&](const char* s) {
+    for (; *s != '\0' && p < end; ++s) *p++ = *s;
+  };
+  put("hexllm-htp[");
+  p = put_uint(p, (uint64_t)proc_pid());
+  put("]: ");
+  put(what);
+  if (bank < HTP_MAX_BANKS) {
+    put(": bank ");
+    p = put_uint(p, bank);
+  }
+  if (detail != nullptr) {
+    put(" ");
+    put(detail);
+  }
+  *p++ = '\n';
+  proc_write_stderr(line, (size_t)(p - line));
+}
 
 // Out of the session's window; our own mapping goes too unless it holds the control block.
 void unmap_bank(Device& d, uint32_t b) {
@@ -60,7 +87,7 @@ void unmap_bank(Device& d, uint32_t b) {
   if (bank.in_session) htp_session_map_bank(d.session, b, nullptr, 0);
   bank.in_session = false;
   if (bank.base != nullptr && b != d.control_bank) {
-    munmap(bank.base, bank.size);
+    proc_unmap(bank.base, bank.size);
     bank.base = nullptr;
   }
 }
@@ -68,17 +95,16 @@ void unmap_bank(Device& d, uint32_t b) {
 void close_bank(Device& d, uint32_t b) {
   DeviceBank& bank = d.banks[b];
   unmap_bank(d, b);
-  if (bank.base != nullptr) munmap(bank.base, bank.size);
-  if (bank.fd >= 0) close(bank.fd);
+  if (bank.base != nullptr) proc_unmap(bank.base, bank.size);
+  if (bank.fd >= 0) proc_close(bank.fd);
   bank = DeviceBank{};
 }
 
 bool mmap_bank(DeviceBank& bank) {
   if (bank.base != nullptr) return true;
   // Weight banks are read whole by the next batch: fault them in now, in one go.
-  const int populate = (bank.flags & wire::kBankWeights) != 0 ? MAP_POPULATE : 0;
-  void* p = mmap(nullptr, bank.size, PROT_READ | PROT_WRITE, MAP_SHARED | populate, bank.fd, 0);
-  if (p == MAP_FAILED) return false;
+  void* p = proc_map_fd(bank.fd, bank.size, (bank.flags & wire::kBankWeights) != 0);
+  if (p == nullptr) return false;
   bank.base = (uint8_t*)p;
   return true;
 }
@@ -101,28 +127,14 @@ htp_status map_bank(Device& d, uint32_t b) {
 // message before ringing, so `wait` is false: a missing message is an error, not a hang.
 bool recv_banks(Device& d, bool wait) {
   wire::Banks msg;
-  memset(&msg, 0, sizeof msg);
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * HTP_MAX_BANKS * 2)];
-  iovec iov{&msg, sizeof msg};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = cbuf;
-  mh.msg_controllen = sizeof cbuf;
-  ssize_t got;
-  do got = recvmsg(d.sock, &mh, MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
-  while (got < 0 && errno == EINTR);
-
+  htp_memset(&msg, 0, sizeof msg);
   int fds[HTP_MAX_BANKS * 2];
   uint32_t n_fds = 0;
-  for (cmsghdr* c = got > 0 ? CMSG_FIRSTHDR(&mh) : nullptr; c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const uint32_t n = (uint32_t)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    for (uint32_t i = 0; i < n && n_fds < HTP_MAX_BANKS * 2; ++i) memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-  }
-  bool ok = got >= (ssize_t)offsetof(wire::Banks, entries) && (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) == 0 &&
+  bool truncated = false;
+  const int64_t got = proc_recv(d.sock, &msg, sizeof msg, fds, HTP_MAX_BANKS * 2, &n_fds, wait, &truncated);
+  bool ok = got >= (int64_t)offsetof(wire::Banks, entries) && !truncated &&
             msg.magic == wire::kBanksMagic && msg.n <= HTP_MAX_BANKS * 2 &&
-            (size_t)got >= offsetof(wire::Banks, entries) + msg.n * sizeof(wire::BankEntry);
+            (uint64_t)got >= offsetof(wire::Banks, entries) + msg.n * sizeof(wire::BankEntry);
   uint32_t opens = 0;
   for (uint32_t i = 0; ok && i < msg.n; ++i) {
     const wire::BankEntry& e = msg.entries[i];
@@ -133,8 +145,22 @@ bool recv_banks(Device& d, bool wait) {
   }
   ok = ok && opens == n_fds;
   if (!ok) {
-    for (uint32_t i = 0; i < n_fds; ++i) close(fds[i]);
+    for (uint32_t i = 0; i < n_fds; ++i) proc_close(fds[i]);
     return false;
+  }
+  // A bank larger than its file would fault the device (SIGBUS) at the first access past the
+  // end: refuse the message, naming the bank.
+  uint32_t fd_i = 0;
+  for (uint32_t i = 0; i < msg.n; ++i) {
+    const wire::BankEntry& e = msg.entries[i];
+    if (e.op != wire::kBankOpen) continue;
+    uint64_t file_bytes = 0;
+    const bool sized = proc_fd_size(fds[fd_i++], &file_bytes);
+    if (!sized || file_bytes < e.size) {
+      say(sized ? "refused a bank larger than its file" : "cannot fstat the memfd of", e.bank);
+      for (uint32_t k = 0; k < n_fds; ++k) proc_close(fds[k]);
+      return false;
+    }
   }
   uint32_t next_fd = 0;
   for (uint32_t i = 0; i < msg.n; ++i) {
@@ -186,10 +212,7 @@ htp_status run_call(Device& d, uint32_t* batch_ran) {
   return htp_session_process(d.session, d.banks[mb].base + off, (size_t)size);
 }
 
-bool host_gone(int sock) {
-  pollfd p{sock, POLLIN, 0};
-  return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
-}
+bool host_gone(int sock) { return proc_peer_gone(sock); }
 
 // Returns the new doorbell value, or its old value when the host went away.
 uint32_t wait_doorbell(Device& d, uint32_t last) {
@@ -198,7 +221,7 @@ uint32_t wait_doorbell(Device& d, uint32_t last) {
   while (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last && now_ns() - t0 < kIdleSpinNs) platform_pause();
   while (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last) {
     __atomic_store_n(&d.ctl->device_sleeping, 1u, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(bell, __ATOMIC_SEQ_CST) == last) wire::futex_wait(bell, last, kIdleSleepNs);
+    if (__atomic_load_n(bell, __ATOMIC_SEQ_CST) == last) proc_futex_wait_shared(bell, last, kIdleSleepNs);
     __atomic_store_n(&d.ctl->device_sleeping, 0u, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last && host_gone(d.sock)) return last;
   }
@@ -218,30 +241,30 @@ void serve(Device& d) {
     __atomic_store_n(&d.ctl->status, (uint32_t)st, __ATOMIC_RELAXED);
     __atomic_store_n(&d.ctl->batch_ran, ran, __ATOMIC_RELAXED);
     __atomic_store_n(&d.ctl->done, bell, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&d.ctl->host_sleeping, __ATOMIC_SEQ_CST) != 0) wire::futex_wake(&d.ctl->done);
+    if (__atomic_load_n(&d.ctl->host_sleeping, __ATOMIC_SEQ_CST) != 0) proc_futex_wake_shared(&d.ctl->done, 1);
   }
 }
 
 bool reply(int sock, uint32_t status, const htp_hwinfo* hw) {
   wire::HelloReply r;
-  memset(&r, 0, sizeof r);
+  htp_memset(&r, 0, sizeof r);
   r.magic = wire::kReplyMagic;
   r.status = status;
   r.abi_version = HTP_ABI_VERSION;
   r.wire_version = wire::kWireVersion;
   if (hw != nullptr) r.hwinfo = *hw;
-  return send(sock, &r, sizeof r, MSG_NOSIGNAL) == (ssize_t)sizeof r;
+  return proc_send(sock, &r, sizeof r) == (int64_t)sizeof r;
 }
 
 // Hello, the first banks, the control block, the session. Returns false when the device
 // should exit (a reply has been sent where one could be).
 bool start(Device& d) {
   wire::Hello h;
-  memset(&h, 0, sizeof h);
-  ssize_t got;
-  do got = recv(d.sock, &h, sizeof h, 0);
-  while (got < 0 && errno == EINTR);
-  if (got != (ssize_t)sizeof h || h.magic != wire::kHelloMagic) {
+  htp_memset(&h, 0, sizeof h);
+  uint32_t n_fds = 0;
+  bool truncated = false;
+  const int64_t got = proc_recv(d.sock, &h, sizeof h, nullptr, 0, &n_fds, true, &truncated);
+  if (got != (int64_t)sizeof h || h.magic != wire::kHelloMagic) {
     say("no valid hello from the host");
     reply(d.sock, HTP_ERR_BAD_BATCH, nullptr);
     return false;
@@ -284,24 +307,42 @@ void shutdown(Device& d) {
   d.ctl = nullptr;
   d.control_bank = HTP_MAX_BANKS;
   for (uint32_t b = 0; b < HTP_MAX_BANKS; ++b) close_bank(d, b);
-  close(d.sock);
+  proc_close(d.sock);
+}
+
+// A plain decimal, or -1.
+int parse_fd(const char* s) {
+  int v = 0;
+  if (*s == '\0') return -1;
+  for (; *s != '\0'; ++s) {
+    if (*s < '0' || *s > '9' || v > 100000) return -1;
+    v = v * 10 + (*s - '0');
+  }
+  return v;
+}
+
+bool str_eq(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// C linkage: a freestanding compiler gives main no special treatment (it would be mangled),
+// and the Hexagon _start calls it by this name.
+extern "C" int main(int argc, char** argv) {
   int fd = -1;
-  if (argc == 3 && strcmp(argv[1], "--socket-fd") == 0) fd = atoi(argv[2]);
+  if (argc == 3 && str_eq(argv[1], "--socket-fd")) fd = parse_fd(argv[2]);
   if (fd < 0) {
-    fprintf(stderr,
-            "usage: hexllm-htp --socket-fd N\n"
-            "The HTP device process. The hexllm host starts it (--htp-transport process); it is not run by hand.\n");
+    const char* usage =
+        "usage: hexllm-htp --socket-fd N\n"
+        "The HTP device process. The hexllm host starts it (--htp-transport process); it is not run by hand.\n";
+    proc_write_stderr(usage, str_len(usage));
     return 2;
   }
   // Hold none of the host's other descriptors: the host must see our socket end close when we go.
-  close_range((unsigned)fd + 1, ~0u, 0);
-  if (fd > 2) close_range(3, (unsigned)fd - 1, 0);
-  signal(SIGPIPE, SIG_IGN);
+  // SIGPIPE cannot come: every send is MSG_NOSIGNAL.
+  proc_close_others(fd);
 
   Device d;
   d.sock = fd;

@@ -37,6 +37,8 @@ HtpBackend::HtpBackend(const HtpOptions& opts)
       pool_(window_bank_sizes(opts.window_bytes)),
       weights_(pool_, opts.window_bytes, opts.repack),
       preparer_(pool_, weights_) {
+  if (opts_.target != "host" && opts_.transport != "process")
+    fail("--htp-target %s runs the device as its own process: it needs --htp-transport process", opts_.target.c_str());
   if (opts_.transport == "inproc") transport_ = make_inproc_transport(pool_, opts_);
   else if (opts_.transport == "process") transport_ = make_process_transport(pool_, opts_);
   else fail("--htp-transport: '%s' is not a transport (inproc, process)", opts_.transport.c_str());

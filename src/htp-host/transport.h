@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "htp-host/pool.h"
@@ -23,7 +24,8 @@ struct SessionOptions {
   uint64_t window_bytes = 3584ull << 20;
   uint32_t max_tensors = 0;  // tensors per batch the session holds; 0: the device's default
   // Device process only.
-  std::string device_path;  // the hexllm-htp binary; empty: find_device_binary("")
+  std::string device_path;  // the hexllm-htp binary; empty: found by device_command
+  std::string target = "host";  // "host": the x86 device; "hexagon": the Hexagon one under qemu-hexagon
   double timeout_s = 10.0;  // no op finished for this long during a call: the device hung (0: never)
 };
 
@@ -65,5 +67,10 @@ std::unique_ptr<Transport> make_process_transport(Pool& pool, const SessionOptio
 // The hexllm-htp binary: `hint` when not empty, else $HEXLLM_HTP_DEVICE, else next to the
 // running executable, else where this build put it. Throws naming the places tried.
 std::string find_device_binary(const std::string& hint);
+
+// The command that starts a device process for `target`: {binary} for "host"; for "hexagon"
+// {qemu-hexagon (PATH or $HEXLLM_QEMU_HEXAGON), the Hexagon hexllm-htp (`hint`, else
+// hexagon/hexllm-htp next to the executable, else this build's)}. Throws naming what is missing.
+std::vector<std::string> device_command(const std::string& target, const std::string& hint);
 
 }  // namespace hexllm::htp_host

@@ -65,7 +65,7 @@ htp_response* response_of(uint8_t* msg, size_t bytes) {
 class ProcessTransport final : public Transport {
  public:
   ProcessTransport(Pool& pool, const SessionOptions& opts)
-      : pool_(pool), opts_(opts), binary_(find_device_binary(opts.device_path)), id_(++g_sessions),
+      : pool_(pool), opts_(opts), command_(device_command(opts.target, opts.device_path)), binary_(command_.back()), id_(++g_sessions),
         window_(opts.window_bytes) {
     control_buf_ = pool_.allocate(Region::Messages, sizeof(wire::Control));
     ctl_ = static_cast<wire::Control*>(control_buf_->data());
@@ -103,6 +103,7 @@ class ProcessTransport final : public Transport {
 
   Pool& pool_;
   SessionOptions opts_;
+  std::vector<std::string> command_;  // {binary} or {emulator, binary}
   std::string binary_;
   uint32_t id_;
   std::unique_ptr<backend::Buffer> control_buf_;
@@ -161,16 +162,19 @@ void ProcessTransport::spawn() {
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   const std::string fd_arg = std::to_string(wire::kDeviceFd);
-  char* argv[] = {const_cast<char*>(binary_.c_str()), const_cast<char*>("--socket-fd"), const_cast<char*>(fd_arg.c_str()),
-                  nullptr};
+  std::vector<char*> argv;
+  for (const std::string& a : command_) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(const_cast<char*>("--socket-fd"));
+  argv.push_back(const_cast<char*>(fd_arg.c_str()));
+  argv.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, binary_.c_str(), &fa, &attr, argv, environ);
+  const int rc = ::posix_spawn(&pid, command_[0].c_str(), &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(sv[1]);
   if (rc != 0) {
     ::close(sv[0]);
-    fail("HTP process session: cannot start the device '%s': %s", binary_.c_str(), std::strerror(rc));
+    fail("HTP process session: cannot start the device '%s': %s", command_[0].c_str(), std::strerror(rc));
   }
   pid_ = pid;
   sock_ = sv[0];
@@ -371,34 +375,6 @@ void ProcessTransport::stop() {
 
 std::unique_ptr<Transport> make_process_transport(Pool& pool, const SessionOptions& opts) {
   return std::make_unique<ProcessTransport>(pool, opts);
-}
-
-std::string find_device_binary(const std::string& hint) {
-  auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-  if (!hint.empty()) {
-    if (usable(hint)) return hint;
-    fail("HTP device binary '%s' is not an executable file", hint.c_str());
-  }
-  std::string tried;
-  if (const char* env = std::getenv("HEXLLM_HTP_DEVICE"); env != nullptr && *env != '\0') {
-    if (usable(env)) return env;
-    fail("HEXLLM_HTP_DEVICE: '%s' is not an executable file", env);
-  }
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    self[n] = '\0';
-    std::string dir(self);
-    dir.resize(dir.rfind('/') + 1);
-    const std::string next_to = dir + "hexllm-htp";
-    if (usable(next_to)) return next_to;
-    tried = next_to;
-  }
-#ifdef HEXLLM_HTP_DEVICE_BUILD_PATH
-  if (usable(HEXLLM_HTP_DEVICE_BUILD_PATH)) return HEXLLM_HTP_DEVICE_BUILD_PATH;
-  tried += std::string(", ") + HEXLLM_HTP_DEVICE_BUILD_PATH;
-#endif
-  fail("HTP device binary hexllm-htp not found (tried %s; give --htp-device or HEXLLM_HTP_DEVICE)", tried.c_str());
 }
 
 }  // namespace hexllm::htp_host

@@ -109,7 +109,15 @@ class RawDevice {
     const uint32_t seq = ++seq_;
     __atomic_store_n(&ctl_->doorbell, seq, __ATOMIC_SEQ_CST);
     wire::futex_wake(&ctl_->doorbell);
-    while (__atomic_load_n(&ctl_->done, __ATOMIC_ACQUIRE) != seq) wire::futex_wait(&ctl_->done, seq - 1, 1000000);
+    while (__atomic_load_n(&ctl_->done, __ATOMIC_ACQUIRE) != seq) {
+      wire::futex_wait(&ctl_->done, seq - 1, 1000000);
+      int st = 0;
+      if (__atomic_load_n(&ctl_->done, __ATOMIC_ACQUIRE) != seq && ::waitpid(pid_, &st, WNOHANG) == pid_) {
+        pid_ = 0;
+        ADD_FAILURE() << "the device died (wait status " << st << ")";
+        return ~0u;
+      }
+    }
     return ctl_->status;
   }
   // A valid empty batch, mapping the message bank first.
@@ -273,6 +281,29 @@ TEST(HtpWire, BadBankMessagesAreRefused) {
   d.ctl_->n_steps = 2;
   d.ctl_->steps[1] = {1, 1};
   EXPECT_EQ(d.ring(), HTP_OK);
+}
+
+// A bank announced larger than its memfd would raise SIGBUS in the device at the first access
+// past the file's end; the device checks the file size and refuses the message instead.
+TEST(HtpWire, ABankLargerThanItsFileIsRefused) {
+  RawDevice d;
+  d.handshake();
+  std::unique_ptr<backend::Buffer> extra = d.pool_.allocate(Region::Compute, 1000);  // bank 1
+  const uint64_t real = d.pool_.banks()[1].size;
+
+  wire::Banks big{};
+  big.magic = wire::kBanksMagic;
+  big.entries[big.n++] = {1, wire::kBankOpen, real + (1u << 20), 0, 0};
+  d.send_banks(big, true);
+  d.set_valid_call();
+  d.ctl_->n_bank_msgs = 1;
+  d.ctl_->n_steps = 2;
+  d.ctl_->steps[1] = {1, 1};
+  d.ctl_->message_bank = 1;  // a message past the file's end
+  d.ctl_->message_offset = static_cast<uint32_t>(real);
+  EXPECT_EQ(d.ring(), HTP_ERR_BAD_BATCH);
+  ASSERT_GT(d.pid_, 0);
+  d.expect_serving();
 }
 
 TEST(HtpWire, TheDeviceExitsOnCommandOrWhenTheHostGoes) {

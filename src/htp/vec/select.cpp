@@ -1,4 +1,5 @@
-// Run-time choice of the kernel table.
+// Choice of the kernel table: at run time on x86, at compile time on Hexagon (every v67+ core
+// has 128-byte HVX).
 #include "htp/vec/vec.h"
 
 namespace hexllm::htp {
@@ -33,6 +34,9 @@ void vec_isa_unusable(const char*) {}
 #else
 void vec_isa_unusable(const char* name);  // x86_cpu.cpp
 #endif
+#if !defined(__hexagon__)
+const vec_kernels* vec_hvx_kernels() { return nullptr; }
+#endif
 
 const vec_kernels* htp_vec_resolve() {
   if (const char* f = vec_isa_forced()) return vec_isa_kernels(f);
@@ -42,9 +46,13 @@ const vec_kernels* htp_vec_resolve() {
 }
 
 const vec_kernels& htp_vec_select() {
+#if defined(__hexagon__)
+  return *vec_hvx_kernels();
+#else
   static const vec_kernels* const k = htp_vec_resolve();
   if (k == nullptr) vec_isa_unusable(vec_isa_forced());
   return k != nullptr ? *k : vec_generic_kernels();
+#endif
 }
 
 }  // namespace hexllm::htp

@@ -1,5 +1,6 @@
 // Vector math for matrix products on the device runtime: activation quantizers and GEMV/GEMM
-// micro-kernels over repacked weight tiles (htp/abi/tiles.h), chosen at run time.
+// micro-kernels over repacked weight tiles (htp/abi/tiles.h), chosen at run time on x86 and at
+// compile time on Hexagon (HVX).
 // Freestanding: no libc, no STL, no allocation.
 //
 // Numerics every implementation keeps (so SIMD paths can be checked against the generic one):
@@ -42,7 +43,7 @@ struct vec_mm_kernels {
 };
 
 struct vec_kernels {
-  const char* name;  // one of kVecIsaNames
+  const char* name;  // one of kVecIsaNames, or "hvx"
   vec_mm_kernels mm[kHtpTileTypes];
   vec_quant_fn quant[HTP_ACT_TYPES];
 
@@ -50,7 +51,7 @@ struct vec_kernels {
   vec_quant_fn quant_for_tile(uint32_t tile_type) const { return quant[htp_tile_info(tile_type).act]; }
 };
 
-// Portable scalar kernels: the Hexagon build uses them for now, tests use them as the reference.
+// Portable scalar kernels: the reference the other implementations are tested against.
 const vec_kernels& vec_generic_kernels();
 
 // x86 tables, or nullptr when not built for x86. Callers check CPU support (vec_isa_kernels).
@@ -58,7 +59,10 @@ const vec_kernels* vec_avx2_kernels();     // AVX2+FMA+F16C: vpmaddubsw
 const vec_kernels* vec_avxvnni_kernels();  // + AVX-VNNI: vpdpbusd on ymm
 const vec_kernels* vec_avx512_kernels();   // + AVX-512 F/BW/VL/VNNI: vpdpbusd on zmm in GEMM
 
-// Instruction-set names, best first: "avx512", "avxvnni", "avx2", "generic".
+// Hexagon HVX (v67, 128-byte vectors) kernels, or nullptr when not built for Hexagon.
+const vec_kernels* vec_hvx_kernels();
+
+// Instruction-set names of the x86 build, best first: "avx512", "avxvnni", "avx2", "generic".
 inline constexpr uint32_t kVecIsaCount = 4;
 extern const char* const kVecIsaNames[kVecIsaCount];
 
@@ -74,8 +78,9 @@ const char* vec_isa_forced();
 // The table to use: the forced one (nullptr when it is not usable here), else the best usable.
 const vec_kernels* htp_vec_resolve();
 
-// htp_vec_resolve(), once per process. A forced ISA this CPU lacks is fatal on x86 (a message
-// naming it, exit status 2): hosts check htp_vec_resolve() at start-up to report it cleanly.
+// The HVX table on Hexagon (chosen at compile time); elsewhere htp_vec_resolve(), once per
+// process. A forced ISA this CPU lacks is fatal on x86 (a message naming it, exit status 2):
+// hosts check htp_vec_resolve() at start-up to report it cleanly.
 const vec_kernels& htp_vec_select();
 
 }  // namespace hexllm::htp

@@ -1,6 +1,7 @@
 #include "op_harness.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -81,7 +82,26 @@ std::string DeviceConfig::label() const {
          kModes[dma_mode] + (max_tensors != 0 ? ", " + std::to_string(max_tensors) + " tensors per batch" : "");
 }
 
+const std::string& op_target() {
+  static const std::string target = [] {
+    const char* env = std::getenv("HEXLLM_OP_TARGET");
+    return std::string(env != nullptr && *env != '\0' ? env : "host");
+  }();
+  return target;
+}
+
+std::string op_target_unavailable() {
+  if (op_target() == "host") return {};
+  try {
+    htp_host::device_command(op_target(), "");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
 std::vector<DeviceConfig> standard_configs() {
+  if (op_target() != "host") return {{1, 8u << 20, HTP_DMA_ZERO_COPY}, {2, 256u << 10, HTP_DMA_ASYNC}};
   return {{1, 8u << 20, HTP_DMA_ZERO_COPY}, {2, 8u << 20, HTP_DMA_ASYNC}, {2, 256u << 10, HTP_DMA_INLINE},
           {1, 256u << 10, HTP_DMA_ASYNC}};
 }
@@ -133,18 +153,13 @@ graph::Tensor* OpTester::causal_mask(int64_t n_kv, int64_t n_rows, int64_t pos0)
   return add_leaf(t, std::move(bytes), false);
 }
 
-OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
-  htp_host::HtpOptions opts;
-  opts.n_threads = config.n_threads;
-  opts.vtcm_bytes = config.vtcm_bytes;
-  opts.dma_mode = config.dma_mode;
-  opts.max_tensors = config.max_tensors;
+bool OpTester::compute(graph::Tensor* out, const htp_host::HtpOptions& opts, const DeviceConfig& config, OpResult* r,
+                       std::vector<double>* got, std::vector<double>* want) {
   htp_host::HtpBackend htp(opts);
   backend::RefBackend ref(1);
 
   graph::Graph gf;
   gf.expand(out);
-
   // Weights live in host memory (as if mmapped) and are copied/repacked by the backend; every
   // other leaf and every computed tensor gets its own guarded pool buffer.
   std::vector<std::vector<uint8_t>> weight_store;
@@ -176,13 +191,11 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
       if (!l.weight) std::memcpy(l.t->data, l.bytes.data(), l.bytes.size());
   };
 
-  OpResult r;
-  r.supported = true;
   for (graph::Tensor* n : gf.nodes())
     if (!graph::op_is_layout(n->op) && !htp.supports(*n)) {
-      r.supported = false;
-      r.unsupported = std::string(graph::op_name(n->op)) + " '" + n->name + "' (" + type_name(n->type) + ")";
-      return r;
+      r->supported = false;
+      r->unsupported = std::string(graph::op_name(n->op)) + " '" + n->name + "' (" + type_name(n->type) + ")";
+      return false;
     }
   // What supports() cached is what a fresh build gives: same descriptor, same tensor views.
   htp_host::OpPreparer fresh(htp.pool(), htp.weights());
@@ -203,13 +216,44 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
   // The whole graph, as the engine gives it (fusions form here); node by node when the device
   // does not take all of it.
   if (!htp.compute_graph(gf)) htp.compute(nodes);
-  r.device_ops = static_cast<uint32_t>(htp.last_op_ns().size());
+  r->device_ops = static_cast<uint32_t>(htp.last_op_ns().size());
   for (Guarded& g : buffers) EXPECT_TRUE(g.intact()) << "a sentinel next to a tensor was overwritten (" << config.label() << ")";
-  const std::vector<double> got = to_doubles(*out);
+  *got = to_doubles(*out);
+  if (want != nullptr) {
+    reset_inputs();
+    ref.compute(nodes);
+    *want = to_doubles(*out);
+  }
+  return true;
+}
 
-  reset_inputs();
-  ref.compute(nodes);
-  const std::vector<double> want = to_doubles(*out);
+OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
+  htp_host::HtpOptions opts;
+  opts.n_threads = config.n_threads;
+  opts.vtcm_bytes = config.vtcm_bytes;
+  opts.dma_mode = config.dma_mode;
+  opts.max_tensors = config.max_tensors;
+  const htp_host::HtpOptions host_opts = opts;
+  if (op_target() != "host") {
+    opts.transport = "process";
+    opts.target = op_target();
+    opts.window_bytes = 256ull << 20;
+    opts.timeout_s = 120.0;  // one op under emulation may take seconds
+  }
+  OpResult r;
+  r.supported = true;
+  std::vector<double> got, want;
+  if (!compute(out, opts, config, &r, &got, &want)) return r;
+  r.n_elements = static_cast<int64_t>(got.size());
+  if (op_target() != "host") {
+    std::vector<double> host;
+    OpResult hr;
+    if (compute(out, host_opts, config, &hr, &host, nullptr)) {
+      r.host_differ = 0;
+      for (size_t i = 0; i < got.size() && i < host.size(); ++i)
+        r.host_differ += !(got[i] == host[i] || (std::isnan(got[i]) && std::isnan(host[i])));
+    }
+  }
 
   double num = 0.0, den = 0.0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -231,11 +275,18 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
 
 void expect_op_matches(const std::string& name, const std::function<graph::Tensor*(OpTester&)>& build,
                        double max_nmse, const std::vector<DeviceConfig>& configs) {
+  if (const std::string why = op_target_unavailable(); !why.empty()) GTEST_SKIP() << "op target " << op_target() << ": " << why;
   for (const DeviceConfig& c : configs) {
     OpTester t;
     graph::Tensor* out = build(t);
     const OpResult r = t.run(out, c);
     ASSERT_TRUE(r.supported) << name << ": the device refused " << r.unsupported << " (" << c.label() << ")";
+    // Every family gives the x86 device's bits: integer sums are exact, and the float code is
+    // the same scalar code, rounding each operation alike (no contraction on either side).
+    if (r.host_differ >= 0) {
+      EXPECT_EQ(r.host_differ, 0) << name << " (" << c.label() << "): elements of " << r.n_elements
+                                  << " that differ from the x86 device";
+    }
     if (out->type == Type::I32)
       EXPECT_EQ(r.mismatches, 0) << name << " (" << c.label() << ")";
     else

@@ -3,6 +3,10 @@
 // oracle); outputs are compared by NMSE. Every tensor sits between sentinel bytes in the pool,
 // so out-of-bounds writes are caught. Configs vary threads, VTCM size (small VTCM forces
 // multi-chunk pipelines) and the DMA engine.
+// With HEXLLM_OP_TARGET=hexagon (the ctest label `hexagon`) the device is the Hexagon
+// hexllm-htp under qemu-hexagon through the process transport, under fewer configs; without
+// that build or qemu every case is skipped, saying which is missing. There each case is also
+// computed on the x86 in-process device, and the two must agree bit for bit.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -29,8 +33,14 @@ struct DeviceConfig {
 };
 
 // The configs every op case runs under: {1, 2} threads x {8 MiB, 256 KiB} VTCM, all three DMA
-// engines among them.
+// engines among them. Under emulation (HEXLLM_OP_TARGET=hexagon): 1 thread with 8 MiB and 2
+// threads with 256 KiB, which still covers both thread counts and the multi-chunk pipelines.
 std::vector<DeviceConfig> standard_configs();
+
+// "host" (in-process device, the default) or "hexagon" (HEXLLM_OP_TARGET).
+const std::string& op_target();
+// Empty when the op target can run; else why not (what to install or build).
+std::string op_target_unavailable();
 
 struct OpResult {
   bool supported = false;  // the HTP backend took every compute node
@@ -38,6 +48,10 @@ struct OpResult {
   double nmse = 0.0;       // over the output tensor (F32/F16 outputs)
   int64_t mismatches = 0;  // differing elements (integer outputs)
   std::string unsupported;  // the first node the device refused
+  // Emulated targets only: output elements whose value differs from the x86 in-process device
+  // (-1: not compared).
+  int64_t host_differ = -1;
+  int64_t n_elements = 0;
 };
 
 class OpTester {
@@ -67,6 +81,10 @@ class OpTester {
     bool weight;
   };
   graph::Tensor* add_leaf(graph::Tensor* t, std::vector<uint8_t> bytes, bool weight);
+  // Computes `out` on a device with `opts` into *got and, when want != nullptr, on the reference
+  // backend into *want. false (with r->unsupported set) when the device refuses a node.
+  bool compute(graph::Tensor* out, const htp_host::HtpOptions& opts, const DeviceConfig& config, OpResult* r,
+               std::vector<double>* got, std::vector<double>* want);
 
   graph::Context ctx_;
   std::vector<Leaf> leaves_;

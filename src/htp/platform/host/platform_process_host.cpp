@@ -1,0 +1,107 @@
+// Host (Linux/POSIX) implementation of the device process seam (platform_process.h).
+#include "htp/platform/platform_process.h"
+
+#include <linux/futex.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+
+namespace hexllm::htp {
+
+int64_t proc_recv(int sock, void* buf, size_t len, int* fds, uint32_t max_fds, uint32_t* n_fds, bool wait,
+                  bool* truncated) {
+  constexpr uint32_t kMaxFds = 64;
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  iovec iov{buf, len};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (max_fds > kMaxFds) max_fds = kMaxFds;
+  if (max_fds > 0) {
+    mh.msg_control = cbuf;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * max_fds);
+  }
+  ssize_t got;
+  do got = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
+  while (got < 0 && errno == EINTR);
+  *n_fds = 0;
+  *truncated = got >= 0 && (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) != 0;
+  for (cmsghdr* c = got >= 0 && max_fds > 0 ? CMSG_FIRSTHDR(&mh) : nullptr; c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const uint32_t n = (uint32_t)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    for (uint32_t i = 0; i < n; ++i) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (*n_fds < max_fds) fds[(*n_fds)++] = fd;
+      else {
+        close(fd);
+        *truncated = true;
+      }
+    }
+  }
+  return got;
+}
+
+int64_t proc_send(int sock, const void* buf, size_t len) {
+  ssize_t sent;
+  do sent = send(sock, buf, len, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  return sent;
+}
+
+bool proc_peer_gone(int sock) {
+  pollfd p{sock, POLLIN, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
+}
+
+void* proc_map_fd(int fd, uint64_t bytes, bool populate) {
+  void* p = mmap(nullptr, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void proc_unmap(void* p, uint64_t bytes) { munmap(p, (size_t)bytes); }
+
+bool proc_fd_size(int fd, uint64_t* bytes) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size < 0) return false;
+  *bytes = (uint64_t)st.st_size;
+  return true;
+}
+
+void proc_close(int fd) { close(fd); }
+
+void proc_close_others(int keep) {
+  close_range((unsigned)keep + 1, ~0u, 0);
+  if (keep > 3) close_range(3, (unsigned)keep - 1, 0);
+}
+
+void proc_futex_wait_shared(uint32_t* addr, uint32_t expected, uint64_t timeout_ns) {
+  timespec ts{(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+  syscall(SYS_futex, addr, FUTEX_WAIT, expected, timeout_ns != 0 ? &ts : nullptr, nullptr, 0);
+}
+
+void proc_futex_wake_shared(uint32_t* addr, uint32_t n_waiters) {
+  syscall(SYS_futex, addr, FUTEX_WAKE, n_waiters > INT_MAX ? INT_MAX : (int)n_waiters, nullptr, nullptr, 0);
+}
+
+int proc_pid() { return (int)getpid(); }
+
+void proc_write_stderr(const char* s, size_t len) {
+  while (len > 0) {
+    const ssize_t n = write(2, s, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    s += n;
+    len -= (size_t)n;
+  }
+}
+
+}  // namespace hexllm::htp
