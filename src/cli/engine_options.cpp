@@ -42,7 +42,8 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
                  "--htp-target hexagon); weights beyond it slide through in layer order")
       ->envname("HEXLLM_HTP_WINDOW");
   app.add_option("--htp-timeout", opts.htp_timeout,
-                 "HTP device process: seconds without an op finishing before the device counts as hung (0: never)")
+                 "HTP device process: seconds without an op finishing before the device counts as hung (default 10; 300 for "
+                 "--htp-target hexagon; 0: never)")
       ->envname("HEXLLM_HTP_TIMEOUT")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--htp-restart", opts.htp_restart,
