@@ -35,9 +35,10 @@ struct EngineOptions {
   // address space for the window, VTCM, stacks and the emulator's own needs.
   std::string htp_window;
   // Device process (htp_transport "process"): seconds a call may go without an op finishing
-  // before the device counts as hung (0: never), restart-and-retry after a device fault, and
-  // the hexllm-htp binary (empty: next to the running executable).
-  double htp_timeout = 10.0;
+  // before the device counts as hung (0: never; negative: 10 s, or 300 s for the hexagon
+  // target, where one large op under emulation can take minutes), restart-and-retry after a
+  // device fault, and the hexllm-htp binary (empty: next to the running executable).
+  double htp_timeout = -1.0;
   bool htp_restart = false;
   std::string htp_device;
   // Print device time per op kind and the host's phases per call to stderr when the engine

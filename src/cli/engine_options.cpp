@@ -34,7 +34,7 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
       ->check(CLI::IsMember({"inproc", "process"}));
   app.add_option("--htp-target", opts.htp_target,
                  "HTP device process target: host (default: the x86 hexllm-htp) or hexagon (the Hexagon hexllm-htp "
-                 "of build/hexagon/ under qemu-hexagon; correct, 17-45x slower)")
+                 "of build/hexagon/ under qemu-hexagon: the same results, emulated and much slower)")
       ->envname("HEXLLM_HTP_TARGET")
       ->check(CLI::IsMember({"host", "hexagon"}));
   app.add_option("--htp-window", opts.htp_window,
@@ -42,7 +42,8 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
                  "--htp-target hexagon); weights beyond it slide through in layer order")
       ->envname("HEXLLM_HTP_WINDOW");
   app.add_option("--htp-timeout", opts.htp_timeout,
-                 "HTP device process: seconds without an op finishing before the device counts as hung (0: never)")
+                 "HTP device process: seconds without an op finishing before the device counts as hung (default 10; 300 for "
+                 "--htp-target hexagon; 0: never)")
       ->envname("HEXLLM_HTP_TIMEOUT")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--htp-restart", opts.htp_restart,

@@ -1,6 +1,7 @@
 #include "hexllm/engine.h"
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "backend/ref/ref_backend.h"
@@ -35,8 +36,8 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     const std::string window = !opts.htp_window.empty() ? opts.htp_window : opts.htp_target == "hexagon" ? "1G" : "3.5G";
     ho.window_bytes = parse_byte_size(window, "--htp-window", 64u << 10, 1ull << 40) / htp_host::Pool::kAlign *
                       htp_host::Pool::kAlign;
-    if (!(opts.htp_timeout >= 0)) fail("--htp-timeout: %g is not a number of seconds >= 0", opts.htp_timeout);
-    ho.timeout_s = opts.htp_timeout;
+    if (std::isnan(opts.htp_timeout)) fail("--htp-timeout: %g is not a number of seconds >= 0", opts.htp_timeout);
+    ho.timeout_s = opts.htp_timeout >= 0 ? opts.htp_timeout : opts.htp_target == "hexagon" ? 300.0 : 10.0;
     ho.restart = opts.htp_restart;
     ho.device_path = opts.htp_device;
     ho.profile = opts.htp_profile;

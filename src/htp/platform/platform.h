@@ -1,6 +1,6 @@
 // The only seam between device code and the OS it runs on. Everything else in src/htp is
 // freestanding; platform/<target>/ implements the functions declared here (host: Linux/POSIX;
-// hexagon: comes later). Atomics and pause are inline compiler builtins, valid on every target.
+// hexagon: Linux user mode with raw system calls, no libc). Atomics and pause are inline compiler builtins, valid on every target.
 #pragma once
 
 #include <stddef.h>

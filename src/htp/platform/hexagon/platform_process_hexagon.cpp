@@ -136,7 +136,8 @@ bool proc_fd_size(int fd, uint64_t* bytes) {
 void proc_close(int fd) { hx::sys(hx::SYS_close, fd); }
 
 // Under qemu-hexagon the process also holds the emulator's own descriptors, which the guest
-// must not close; the host opens everything but the socket close-on-exec, so nothing is lost.
+// must not close. The host's end of the socket and its pool memfds are close-on-exec, so the
+// host still sees the socket close when the device goes.
 void proc_close_others(int) {}
 
 void proc_futex_wait_shared(uint32_t* addr, uint32_t expected, uint64_t timeout_ns) {

@@ -17,8 +17,7 @@ extern init_fn __init_array_end[] __attribute__((weak));
 
 char** hexllm_environ = nullptr;
 
-// Called by _start with the initial stack pointer; returns argc and leaves argv where main
-// finds it (r1 in _start).
+// Called by _start with the initial stack pointer, before main.
 void hexllm_start_init(uint32_t* sp) {
   const uint32_t argc = sp[0];
   hexllm_environ = (char**)(sp + 1 + argc + 1);
