@@ -7,10 +7,19 @@
 namespace hexllm::htp {
 
 #if defined(__hexagon__)
-// No libc on the NPU: plain loops, kept from being turned back into memcpy/memset calls.
+// No libc on the NPU: our own loops, kept from being turned back into memcpy/memset calls. With
+// HVX, whole 128-byte vectors move by unaligned vector loads and stores (vmemu), so copies,
+// gathers and the software DMA queue touch VTCM as vectors, not bytes.
+#if defined(__HVX__)
+typedef long htp_uvec __attribute__((__vector_size__(128), __aligned__(1)));
+#endif
+
 __attribute__((no_builtin("memcpy"))) inline void htp_memcpy(void* dst, const void* src, size_t n) {
   auto* d = (uint8_t*)dst;
   auto* s = (const uint8_t*)src;
+#if defined(__HVX__)
+  for (; n >= 128; n -= 128, d += 128, s += 128) *(htp_uvec*)d = *(const htp_uvec*)s;
+#endif
   if ((((uintptr_t)d | (uintptr_t)s) & 3) == 0) {
     for (; n >= 4; n -= 4, d += 4, s += 4) *(uint32_t*)d = *(const uint32_t*)s;
   }
@@ -19,6 +28,11 @@ __attribute__((no_builtin("memcpy"))) inline void htp_memcpy(void* dst, const vo
 
 __attribute__((no_builtin("memset"))) inline void htp_memset(void* dst, int v, size_t n) {
   auto* d = (uint8_t*)dst;
+#if defined(__HVX__)
+  htp_uvec fill;
+  for (int i = 0; i < 128; ++i) ((uint8_t*)&fill)[i] = (uint8_t)v;
+  for (; n >= 128; n -= 128, d += 128) *(htp_uvec*)d = fill;
+#endif
   for (; n > 0; --n) *d++ = (uint8_t)v;
 }
 #else
