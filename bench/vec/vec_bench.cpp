@@ -188,7 +188,7 @@ Rate bench_int8_peak(Pool& pool, int reps) {
 
 // A realistic weight matrix: 64 random GGUF rows repacked, then copied over all row tiles.
 std::vector<uint8_t> make_tiles(uint32_t tt, uint32_t nrows, uint32_t k) {
-  const Type src = htp_tile_info(tt).src;
+  const Type src = static_cast<Type>(htp_tile_info(tt).src);
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0, 1);
   const size_t rb = row_size(src, k);

@@ -30,6 +30,33 @@ size_t aligned(size_t bytes) { return (bytes + Pool::kAlign - 1) / Pool::kAlign 
 
 }  // namespace
 
+// The wire's type ids are GGUF's: a graph tensor's type passes to the device unchanged.
+#define HTP_CHECK_TYPE(name) \
+  static_assert((uint32_t)HTP_TYPE_##name == (uint32_t)hexllm::Type::name, "GGUF id of " #name)
+HTP_CHECK_TYPE(F32);
+HTP_CHECK_TYPE(F16);
+HTP_CHECK_TYPE(Q4_0);
+HTP_CHECK_TYPE(Q4_1);
+HTP_CHECK_TYPE(Q5_0);
+HTP_CHECK_TYPE(Q5_1);
+HTP_CHECK_TYPE(Q8_0);
+HTP_CHECK_TYPE(Q8_1);
+HTP_CHECK_TYPE(Q2_K);
+HTP_CHECK_TYPE(Q3_K);
+HTP_CHECK_TYPE(Q4_K);
+HTP_CHECK_TYPE(Q5_K);
+HTP_CHECK_TYPE(Q6_K);
+HTP_CHECK_TYPE(Q8_K);
+HTP_CHECK_TYPE(IQ4_NL);
+HTP_CHECK_TYPE(I8);
+HTP_CHECK_TYPE(I16);
+HTP_CHECK_TYPE(I32);
+HTP_CHECK_TYPE(I64);
+HTP_CHECK_TYPE(F64);
+HTP_CHECK_TYPE(BF16);
+HTP_CHECK_TYPE(MXFP4);
+#undef HTP_CHECK_TYPE
+
 bool device_shape(const graph::Tensor& t, htp_tensor* out) {
   for (int d = 0; d < 4; ++d) {
     if (!fits_u32(t.ne[d]) || t.nb[d] > UINT32_MAX) return false;
@@ -57,7 +84,7 @@ void DeviceWeights::load(std::span<graph::Tensor* const> weights, const backend:
     Plan p{t, {}, htp::HTP_TILE_INVALID, 0, 0, 0};
     if (!device_shape(*t, &p.d)) fail("HTP: weight '%s' has a dimension or stride beyond 32 bits", t->name);
     const bool matrix = t->ne[1] > 1 && t->is_contiguous();
-    const uint32_t tile = repack_ && matrix ? htp::htp_tile_for(t->type) : htp::HTP_TILE_INVALID;
+    const uint32_t tile = repack_ && matrix ? htp::htp_tile_for(static_cast<uint32_t>(t->type)) : htp::HTP_TILE_INVALID;
     if (tile != htp::HTP_TILE_INVALID && htp::htp_tile_k_ok(tile, p.d.ne[0])) p.tile = tile;
     const uint64_t slices = static_cast<uint64_t>(t->ne[2] * t->ne[3]);
     p.slice_bytes = p.tile != htp::HTP_TILE_INVALID ? htp::htp_tiled_size(p.tile, p.d.ne[1], p.d.ne[0]) : t->nb[2];

@@ -31,10 +31,11 @@ TEST(HtpAbi, TypeGeometryMatchesQuantTable) {
 }
 
 TEST(HtpAbi, TiledTypesKeepBaseGeometry) {
-  const uint32_t pairs[][2] = {{HTP_TYPE_Q4_0_TILED, HTP_TYPE_Q4_0}, {HTP_TYPE_Q4_1_TILED, HTP_TYPE_Q4_1},
-                               {HTP_TYPE_Q8_0_TILED, HTP_TYPE_Q8_0}, {HTP_TYPE_MXFP4_TILED, HTP_TYPE_MXFP4},
-                               {HTP_TYPE_IQ4_NL_TILED, HTP_TYPE_IQ4_NL}, {205, HTP_TYPE_F32},
-                               {206, HTP_TYPE_F16}, {212, HTP_TYPE_Q6_K}};
+  using namespace hexllm::htp;
+  const uint32_t pairs[][2] = {{HTP_TILE_Q4_0_X8, HTP_TYPE_Q4_0}, {HTP_TILE_Q4_1_X8, HTP_TYPE_Q4_1},
+                               {HTP_TILE_Q8_0_X8, HTP_TYPE_Q8_0}, {HTP_TILE_MXFP4_X8, HTP_TYPE_MXFP4},
+                               {HTP_TILE_IQ4_NL_X8, HTP_TYPE_IQ4_NL}, {HTP_TILE_F32_X8, HTP_TYPE_F32},
+                               {HTP_TILE_F16_X8, HTP_TYPE_F16}, {HTP_TILE_Q6_K_X8, HTP_TYPE_Q6_K}};
   for (const auto& p : pairs) {
     EXPECT_GE(p[0], 200u);
     EXPECT_EQ(htp_type_geometry(p[0]).block_size, htp_type_geometry(p[1]).block_size);

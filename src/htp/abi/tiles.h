@@ -49,13 +49,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "quant/types.h"
+#include "htp/abi/htp_type_ids.h"
 
 namespace hexllm::htp {
 
 // Tile type ids continue the GGUF numbering from 200 up (DESIGN.md §4). The "_x8" ids are the
 // 8-row layouts above; other layouts (e.g. 32-row HVX tiles) get new ids.
-// The first five match HTP_TYPE_*_TILED of htp_types.h.
 enum htp_tile_type : uint32_t {
   HTP_TILE_Q4_0_X8 = 200,
   HTP_TILE_Q4_1_X8 = 201,
@@ -106,7 +105,7 @@ struct htp_act_q8_256 {
 static_assert(sizeof(htp_act_q8_256) == 320, "htp_act_q8_256 layout");
 
 struct htp_tile_desc {
-  Type src;                  // GGUF type repacked into this tile type
+  uint32_t src;              // htp_type (GGUF id) repacked into this tile type
   uint32_t kblock;           // elements per block tile (K granularity)
   uint32_t block_bytes;      // bytes of one block tile (8 rows)
   uint32_t src_block_bytes;  // bytes of one GGUF block (element size for float types)
@@ -115,13 +114,13 @@ struct htp_tile_desc {
 
 // Indexed by tile type - HTP_TILE_FIRST.
 inline constexpr htp_tile_desc kHtpTileDescs[kHtpTileTypes] = {
-    {Type::Q4_0, 32, 144, 18, HTP_ACT_Q8_32},     {Type::Q4_1, 32, 160, 20, HTP_ACT_Q8_32},
-    {Type::Q8_0, 32, 272, 34, HTP_ACT_Q8_32},     {Type::MXFP4, 32, 136, 17, HTP_ACT_Q8_32},
-    {Type::IQ4_NL, 32, 144, 18, HTP_ACT_Q8_32},   {Type::F32, 32, 1024, 4, HTP_ACT_F32},
-    {Type::F16, 32, 512, 2, HTP_ACT_F32},         {Type::BF16, 32, 512, 2, HTP_ACT_F32},
-    {Type::Q5_0, 32, 176, 22, HTP_ACT_Q8_32},     {Type::Q5_1, 32, 192, 24, HTP_ACT_Q8_32},
-    {Type::Q4_K, 256, 1184, 144, HTP_ACT_Q8_256}, {Type::Q5_K, 256, 1440, 176, HTP_ACT_Q8_256},
-    {Type::Q6_K, 256, 1680, 210, HTP_ACT_Q8_256},
+    {HTP_TYPE_Q4_0, 32, 144, 18, HTP_ACT_Q8_32},     {HTP_TYPE_Q4_1, 32, 160, 20, HTP_ACT_Q8_32},
+    {HTP_TYPE_Q8_0, 32, 272, 34, HTP_ACT_Q8_32},     {HTP_TYPE_MXFP4, 32, 136, 17, HTP_ACT_Q8_32},
+    {HTP_TYPE_IQ4_NL, 32, 144, 18, HTP_ACT_Q8_32},   {HTP_TYPE_F32, 32, 1024, 4, HTP_ACT_F32},
+    {HTP_TYPE_F16, 32, 512, 2, HTP_ACT_F32},         {HTP_TYPE_BF16, 32, 512, 2, HTP_ACT_F32},
+    {HTP_TYPE_Q5_0, 32, 176, 22, HTP_ACT_Q8_32},     {HTP_TYPE_Q5_1, 32, 192, 24, HTP_ACT_Q8_32},
+    {HTP_TYPE_Q4_K, 256, 1184, 144, HTP_ACT_Q8_256}, {HTP_TYPE_Q5_K, 256, 1440, 176, HTP_ACT_Q8_256},
+    {HTP_TYPE_Q6_K, 256, 1680, 210, HTP_ACT_Q8_256},
 };
 
 inline constexpr bool htp_tile_valid(uint32_t t) { return t >= HTP_TILE_FIRST && t < HTP_TILE_END; }
@@ -130,7 +129,7 @@ inline constexpr bool htp_tile_valid(uint32_t t) { return t >= HTP_TILE_FIRST &&
 inline constexpr const htp_tile_desc& htp_tile_info(uint32_t t) { return kHtpTileDescs[t - HTP_TILE_FIRST]; }
 
 // The tile type a MUL_MAT weight of GGUF type `src` is repacked into, or HTP_TILE_INVALID.
-inline constexpr uint32_t htp_tile_for(Type src) {
+inline constexpr uint32_t htp_tile_for(uint32_t src) {
   for (uint32_t i = 0; i < kHtpTileTypes; i++)
     if (kHtpTileDescs[i].src == src) return HTP_TILE_FIRST + i;
   return HTP_TILE_INVALID;

@@ -71,10 +71,10 @@ void tile_row_to_f32(uint32_t tile_type, const uint8_t* tile, uint32_t sub, uint
     const uint32_t es = desc.src_block_bytes;
     const uint8_t* p = tile + (uint64_t)sub * es;
     const uint32_t step = kHtpTileRows * es;
-    if (desc.src == Type::F32) {
+    if (desc.src == HTP_TYPE_F32) {
       for (uint32_t c = 0; c < k; ++c, p += step) htp_memcpy(&y[c], p, 4);
     } else {
-      const bool bf = desc.src == Type::BF16;
+      const bool bf = desc.src == HTP_TYPE_BF16;
       for (uint32_t c = 0; c < k; ++c, p += step) {
         const uint16_t h = (uint16_t)(p[0] | (p[1] << 8));
         y[c] = bf ? bf16_to_fp32(h) : h2f(h);
@@ -85,7 +85,7 @@ void tile_row_to_f32(uint32_t tile_type, const uint8_t* tile, uint32_t sub, uint
   vec_qblock rows[kHtpTileRows];
   for (uint32_t b = 0; b < k / desc.kblock; ++b) {
     vec_tile_decode(tile_type, tile + (uint64_t)b * desc.block_bytes, rows);
-    qblock_to_f32(desc.src, rows[sub], y + (uint64_t)b * desc.kblock);
+    qblock_to_f32(static_cast<Type>(desc.src), rows[sub], y + (uint64_t)b * desc.kblock);
   }
 }
 

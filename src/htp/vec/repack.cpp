@@ -3,6 +3,7 @@
 #include "htp/vec/repack.h"
 
 #include "quant/blocks.h"
+#include "quant/types.h"
 
 namespace hexllm::htp {
 namespace {
@@ -414,7 +415,7 @@ bool vec_repack_tiles(uint32_t t, const void* src, size_t stride, uint32_t nrows
       for (uint32_t r = 0; r < R; r++) {
         const uint32_t row = tile * R + r;
         if (row < nrows) {
-          decode_gguf(desc.src, s + (size_t)row * stride + (size_t)b * gguf_block, rows[r]);
+          decode_gguf(static_cast<Type>(desc.src), s + (size_t)row * stride + (size_t)b * gguf_block, rows[r]);
         } else {
           __builtin_memset(&rows[r], 0, sizeof rows[r]);
         }
@@ -447,7 +448,7 @@ bool vec_unpack(uint32_t t, const void* tiles, uint32_t nrows, uint32_t k, void*
     for (uint32_t b = 0; b < nb; b++) {
       vec_tile_decode(t, s + (size_t)tile * row_bytes + (size_t)b * desc.block_bytes, rows);
       for (uint32_t r = 0; r < R && tile * R + r < nrows; r++)
-        encode_gguf(desc.src, rows[r], d + ((size_t)tile * R + r) * stride + (size_t)b * gguf_block);
+        encode_gguf(static_cast<Type>(desc.src), rows[r], d + ((size_t)tile * R + r) * stride + (size_t)b * gguf_block);
     }
   return true;
 }

@@ -93,7 +93,7 @@ const std::vector<TypeCase> kTiledTypes = {
 
 // The device must know a tile type's geometry (htp/abi/htp_types.h) to accept such a weight.
 bool tile_type_known(Type type) {
-  const uint32_t tile = htp::htp_tile_for(type);
+  const uint32_t tile = htp::htp_tile_for(static_cast<uint32_t>(type));
   EXPECT_TRUE(tile == htp::HTP_TILE_INVALID || htp_type_known(tile))
       << "htp/abi/htp_types.h has no geometry for tile type " << tile << " (" << type_name(type)
       << " weights repacked by load_weights): the device refuses such weights (BAD_TENSOR)";

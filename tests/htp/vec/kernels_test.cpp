@@ -35,7 +35,7 @@ struct Problem {
 
 Problem make_problem(uint32_t tt, uint32_t k, uint32_t nrows, uint32_t nact, uint32_t seed) {
   std::mt19937 rng(seed);
-  const Type src = htp_tile_info(tt).src;
+  const Type src = static_cast<Type>(htp_tile_info(tt).src);
   Problem p{tt, k, nrows, nact, {}, test::random_floats((size_t)nact * k, rng), {}, {}};
   auto w = test::random_matrix(src, nrows, k, rng);
   const size_t row = test::gguf_row_bytes(src, k);
@@ -128,7 +128,7 @@ TEST(VecKernels, EveryImplMatchesFloatReference) {
         for (uint32_t nrows : {8u, 21u, 3u})  // 21: a 2-tile pair, then a partial tile
           for (uint32_t nact : {1u, 3u, 4u, 9u}) {  // MatchesGenericBitForBit adds more
             if (k == 2048 && nact > 2) continue;
-            SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(htp_tile_info(tt).src)
+            SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
                                             << " k=" << k << " rows=" << nrows << " nact=" << nact);
             for (bool gemv : {false, true}) {
               double num = 0, den = 0;
@@ -176,7 +176,7 @@ TEST_P(VecIsa, MatchesGenericBitForBit) {
       for (uint32_t nrows : {13u, 21u})
         for (uint32_t nact : {1u, 2u, 4u, 5u, 6u, 8u, 11u, 17u}) {
           if (k == 2048 && nact > 8) continue;
-          SCOPED_TRACE(testing::Message() << s.name << " " << type_name(htp_tile_info(tt).src) << " k=" << k
+          SCOPED_TRACE(testing::Message() << s.name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src)) << " k=" << k
                                           << " rows=" << nrows << " nact=" << nact);
           const Problem p = make_problem(tt, k, nrows, nact, seed++);
           const auto act_g = quantize(g, p), act_s = quantize(s, p);
@@ -203,7 +203,7 @@ INSTANTIATE_TEST_SUITE_P(, VecIsa, testing::ValuesIn(kVecIsaNames),
 TEST(VecKernels, TileRangesAndStrides) {
   for (const vec_kernels* kern : impls())
     for (uint32_t tt : {HTP_TILE_Q4_0_X8, HTP_TILE_Q6_K_X8, HTP_TILE_F16_X8, HTP_TILE_Q8_0_X8}) {
-      SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(htp_tile_info(tt).src));
+      SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src)));
       const uint32_t k = 512, nrows = 29, nact = 5;
       const Problem p = make_problem(tt, k, nrows, nact, 77);
       const auto act = quantize(*kern, p);

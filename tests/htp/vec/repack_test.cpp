@@ -6,14 +6,6 @@
 
 #include "vec_test_util.h"
 
-#if __has_include("htp/abi/htp_types.h")
-#include "htp/abi/htp_types.h"
-static_assert((uint32_t)hexllm::htp::HTP_TILE_Q4_0_X8 == HTP_TYPE_Q4_0_TILED);
-static_assert((uint32_t)hexllm::htp::HTP_TILE_Q4_1_X8 == HTP_TYPE_Q4_1_TILED);
-static_assert((uint32_t)hexllm::htp::HTP_TILE_Q8_0_X8 == HTP_TYPE_Q8_0_TILED);
-static_assert((uint32_t)hexllm::htp::HTP_TILE_MXFP4_X8 == HTP_TYPE_MXFP4_TILED);
-static_assert((uint32_t)hexllm::htp::HTP_TILE_IQ4_NL_X8 == HTP_TYPE_IQ4_NL_TILED);
-#endif
 
 namespace hexllm::htp {
 namespace {
@@ -29,11 +21,11 @@ TEST(VecRepack, RoundTripEveryTypeAndOddRowCounts) {
     if (htp_tile_is_float(tt)) ks.push_back(45);
     for (uint32_t k : ks)
       for (uint32_t nrows : {1u, 7u, 8u, 13u, 17u}) {
-        SCOPED_TRACE(testing::Message() << type_name(d.src) << " k=" << k << " rows=" << nrows);
+        SCOPED_TRACE(testing::Message() << type_name(static_cast<Type>(d.src)) << " k=" << k << " rows=" << nrows);
         // Every byte random (scales included): the round trip must keep any bit pattern.
-        std::vector<uint8_t> src(test::gguf_row_bytes(d.src, k) * nrows);
+        std::vector<uint8_t> src(test::gguf_row_bytes(static_cast<Type>(d.src), k) * nrows);
         for (auto& b : src) b = (uint8_t)rng();
-        const size_t row = test::gguf_row_bytes(d.src, k);
+        const size_t row = test::gguf_row_bytes(static_cast<Type>(d.src), k);
         std::vector<uint8_t> tiles(htp_tiled_size(tt, nrows, k), 0xAB);
         ASSERT_TRUE(vec_repack(tt, src.data(), row, nrows, k, tiles.data()));
         std::vector<uint8_t> back(src.size(), 0xCD);
@@ -69,7 +61,7 @@ TEST(VecRepack, RejectsBadArguments) {
   EXPECT_FALSE(vec_repack(HTP_TILE_Q6_K_X8, buf.data(), 210, 8, 288, buf.data()));  // K % 256
   EXPECT_FALSE(vec_repack(HTP_TILE_Q4_0_X8, buf.data(), 18, 0, 32, buf.data()));
   EXPECT_FALSE(vec_repack_tiles(HTP_TILE_Q4_0_X8, buf.data(), 18, 8, 32, 0, 2, buf.data()));
-  EXPECT_EQ(htp_tile_for(Type::Q2_K), HTP_TILE_INVALID);
+  EXPECT_EQ(htp_tile_for(static_cast<uint32_t>(Type::Q2_K)), HTP_TILE_INVALID);
 }
 
 TEST(VecRepack, SizesMatchTheDocumentedLayouts) {
