@@ -36,6 +36,26 @@ TEST(HtpBinaryOps, GraphLargerThanTheTensorTableIsSplit) {
   }, kNmse, configs);
 }
 
+// A binary node without its second source is refused by the host's builder, not dereferenced.
+TEST(HtpBinaryOps, ANodeWithoutASourceIsRefused) {
+  htp_host::HtpBackend htp{htp_host::HtpOptions{}};
+  graph::Context ctx;
+  std::vector<std::unique_ptr<backend::Buffer>> buffers;
+  auto bound = [&](Tensor* t) {
+    buffers.push_back(htp.alloc_buffer(backend::MemoryKind::Compute, t->n_bytes()));
+    t->data = buffers.back()->data();
+    return t;
+  };
+  Tensor* a = bound(ctx.new_tensor(Type::F32, {8, 2}));
+  Tensor* b = bound(ctx.new_tensor(Type::F32, {8, 2}));
+  for (const BinaryOp& op : kOps) {
+    Tensor* n = bound(op.fn(ctx, a, b));
+    ASSERT_TRUE(htp.supports(*n)) << op.name;
+    n->src[1] = nullptr;
+    EXPECT_FALSE(htp.supports(*n)) << op.name;
+  }
+}
+
 TEST(HtpBinaryOps, Broadcasts) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
       {{64, 7, 1, 1}, {64, 1, 1, 1}},   // one row for all (bias, norm weight)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/ref/ref_backend.h"
@@ -344,6 +345,49 @@ std::vector<float> floats(const Tensor& t) {
 
 // ids out of range: the device refuses the op with a status, the backend throws an error that
 // names the op, and the same backend then runs a correct batch.
+// The expert ids sit in memory the host shares with the device and may change while the op
+// runs. The device validates and routes one private copy, so an id that turns out of range after
+// validation never indexes VTCM: every run either succeeds or fails the op, none crashes.
+// (Reading the shared ids twice, validate then route, crashed here within a few runs.)
+TEST(HtpMatmulIdOps, IdsChangedDuringTheOpNeverEscapeValidation) {
+  std::mt19937 rng(11);
+  DirectRun r({1, 8u << 20, HTP_DMA_ZERO_COPY});
+  const int64_t k = 32, m = 8, n_exp = 8, n_used = 8, n_tok = 2048;
+  std::vector<float> wf(static_cast<size_t>(k * m * n_exp));
+  for (float& v : wf) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  std::vector<uint8_t> wq(row_size(Type::Q8_0, k) * m * n_exp);
+  quant::quantize_rows(Type::Q8_0, wf.data(), wq.data(), m * n_exp, k, 1);
+  Tensor* as = r.leaf(Type::Q8_0, {k, m, n_exp}, wq, true);
+  Tensor* b = r.leaf(Type::F32, {k, 1, n_tok}, random_f32(k * n_tok, rng), false);
+  std::vector<int32_t> ids(static_cast<size_t>(n_used * n_tok));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i % n_exp);
+  Tensor* idt = r.leaf(Type::I32, {n_used, n_tok}, i32_bytes(ids), false);
+  Tensor* out = graph::mul_mat_id(r.ctx, as, b, idt);
+  std::vector<Tensor*> nodes = r.prepare(out);
+  ASSERT_TRUE(r.htp.supports(*out));
+
+  // One id flips between a valid expert and one far outside the table, as fast as it can.
+  int32_t* racing = static_cast<int32_t*>(idt->data) + 1;
+  bool stop = false;
+  std::thread racer([&] {
+    for (uint32_t i = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); ++i)
+      __atomic_store_n(racing, (i & 1) != 0 ? 1 : 0x3fffffff, __ATOMIC_RELAXED);
+  });
+  int ok = 0, refused = 0;
+  for (int run = 0; run < 500; ++run) {
+    try {
+      r.htp.compute(nodes);
+      ++ok;
+    } catch (const Error& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find("INVALID_PARAMS"), std::string::npos) << e.what();
+    }
+  }
+  __atomic_store_n(&stop, true, __ATOMIC_RELAXED);
+  racer.join();
+  EXPECT_EQ(ok + refused, 500);
+}
+
 TEST(HtpMatmulIdOps, IdsOutOfRangeFailTheOp) {
   for (const DeviceConfig& c : standard_configs())
     for (int32_t bad : {8, -1, 1000}) {
