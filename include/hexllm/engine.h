@@ -20,10 +20,13 @@ struct EngineOptions {
   int64_t n_ctx = 4096;
   int64_t n_batch = 512;
   // HTP device: workers (0: n_threads), VTCM arena, DMA engine, transport (inproc: device
-  // threads in this process; process: a hexllm-htp device process per session).
+  // threads in this process; process: a hexllm-htp device process per session). An empty
+  // string or a negative number takes the session's default (htp-host SessionOptions, the one
+  // set of defaults: 8M VTCM, zero-copy DMA, a 3.5G window, a 10 s timeout; 1G and 300 s for
+  // the hexagon target).
   int htp_threads = 0;
-  std::string htp_vtcm = "8M";
-  std::string htp_dma = "zero-copy";
+  std::string htp_vtcm;
+  std::string htp_dma;
   // "process" by default: a call costs more than "inproc" (one call per graph; figures in the
   // README), and in exchange a device fault cannot take the host down.
   std::string htp_transport = "process";
@@ -31,13 +34,10 @@ struct EngineOptions {
   // hexllm-htp under qemu-hexagon, same pool, doorbell and fault handling).
   std::string htp_target = "host";
   // HTP device window onto the pool (e.g. "3.5G", "512M"); larger models slide through it.
-  // Empty: 3.5G, or 1G for the hexagon target, whose emulated 32-bit guest has ~3 GiB of
-  // address space for the window, VTCM, stacks and the emulator's own needs.
   std::string htp_window;
   // Device process (htp_transport "process"): seconds a call may go without an op finishing
-  // before the device counts as hung (0: never; negative: 10 s, or 300 s for the hexagon
-  // target, where one large op under emulation can take minutes), restart-and-retry after a
-  // device fault, and the hexllm-htp binary (empty: next to the running executable).
+  // before the device counts as hung (0: never), restart-and-retry after a device fault, and
+  // the hexllm-htp binary (empty: next to the running executable).
   double htp_timeout = -1.0;
   bool htp_restart = false;
   std::string htp_device;

@@ -23,8 +23,8 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_option("--htp-threads", opts.htp_threads, "HTP device workers (default: --threads)")
       ->envname("HEXLLM_HTP_THREADS")
       ->check(CLI::Range(1, 16));
-  app.add_option("--htp-vtcm", opts.htp_vtcm, "HTP VTCM arena size, e.g. 8M or 256K")->envname("HEXLLM_HTP_VTCM");
-  app.add_option("--htp-dma", opts.htp_dma, "HTP DMA engine: zero-copy, async or inline")
+  app.add_option("--htp-vtcm", opts.htp_vtcm, "HTP VTCM arena size, e.g. 8M (default) or 256K")->envname("HEXLLM_HTP_VTCM");
+  app.add_option("--htp-dma", opts.htp_dma, "HTP DMA engine: zero-copy (default), async or inline")
       ->envname("HEXLLM_HTP_DMA")
       ->check(CLI::IsMember({"zero-copy", "async", "inline"}));
   app.add_option("--htp-transport", opts.htp_transport,

@@ -26,18 +26,20 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
   const int threads = opts.n_threads > 0 ? opts.n_threads : default_thread_count();
 
   if (opts.device == "htp") {
+    // The session's defaults for the target; what the options name replaces them.
     htp_host::HtpOptions ho;
+    static_cast<htp_host::SessionOptions&>(ho) = htp_host::SessionOptions::defaults_for(opts.htp_target);
     ho.n_threads = static_cast<uint32_t>(opts.htp_threads > 0 ? opts.htp_threads : threads);
-    ho.vtcm_bytes = static_cast<uint32_t>(parse_byte_size(opts.htp_vtcm, "--htp-vtcm", 1, UINT32_MAX));
-    ho.dma_mode = htp_host::parse_dma_mode(opts.htp_dma);
+    if (!opts.htp_vtcm.empty())
+      ho.vtcm_bytes = static_cast<uint32_t>(parse_byte_size(opts.htp_vtcm, "--htp-vtcm", 1, UINT32_MAX));
+    if (!opts.htp_dma.empty()) ho.dma_mode = htp_host::parse_dma_mode(opts.htp_dma);
     ho.transport = opts.htp_transport;
-    ho.target = opts.htp_target;
-    // Empty: the target's default. Whole pool alignment units: the window is carved into banks of them.
-    const std::string window = !opts.htp_window.empty() ? opts.htp_window : opts.htp_target == "hexagon" ? "1G" : "3.5G";
-    ho.window_bytes = parse_byte_size(window, "--htp-window", 64u << 10, 1ull << 40) / htp_host::Pool::kAlign *
-                      htp_host::Pool::kAlign;
+    // Whole pool alignment units: the window is carved into banks of them.
+    if (!opts.htp_window.empty())
+      ho.window_bytes = parse_byte_size(opts.htp_window, "--htp-window", 64u << 10, 1ull << 40) /
+                        htp_host::Pool::kAlign * htp_host::Pool::kAlign;
     if (std::isnan(opts.htp_timeout)) fail("--htp-timeout: %g is not a number of seconds >= 0", opts.htp_timeout);
-    ho.timeout_s = opts.htp_timeout >= 0 ? opts.htp_timeout : opts.htp_target == "hexagon" ? 300.0 : 10.0;
+    if (opts.htp_timeout >= 0) ho.timeout_s = opts.htp_timeout;
     ho.restart = opts.htp_restart;
     ho.device_path = opts.htp_device;
     ho.profile = opts.htp_profile;

@@ -27,6 +27,19 @@ struct SessionOptions {
   std::string device_path;  // the hexllm-htp binary; empty: found by device_command
   std::string target = "host";  // "host": the x86 device; "hexagon": the Hexagon one under qemu-hexagon
   double timeout_s = 10.0;  // no op finished for this long during a call: the device hung (0: never)
+
+  // The one set of session defaults, for a target: the hexagon target's emulated 32-bit guest
+  // has ~3 GiB of address space (a 1 GiB window), and one large op under emulation can take
+  // minutes (a 300 s hang timeout).
+  static SessionOptions defaults_for(const std::string& target) {
+    SessionOptions o;
+    o.target = target;
+    if (target == "hexagon") {
+      o.window_bytes = 1ull << 30;
+      o.timeout_s = 300.0;
+    }
+    return o;
+  }
 };
 
 // The device process died or hung during a call. The session is down until restart().
