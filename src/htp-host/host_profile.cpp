@@ -21,6 +21,7 @@ static_assert(sizeof(kPhaseNames) / sizeof(kPhaseNames[0]) == kHostPhases, "a na
 constexpr uint64_t kTailFactor = 4;
 constexpr uint64_t kTailWarmup = 16;
 constexpr uint64_t kTailMaxLogs = 8;
+constexpr uint64_t kTailRefresh = 64;
 
 void push_ring(std::vector<uint64_t>* ring, uint64_t calls, uint64_t v) {
   if (ring->size() < HostProfile::kWindow) ring->push_back(v);
@@ -41,15 +42,7 @@ void HostProfile::count_ops(const htp_op_desc* ops, uint32_t n) {
   }
 }
 
-HostProfile::Stats HostProfile::stats_of(size_t phase) const {
-  std::vector<uint64_t> v = samples_[phase];
-  if (v.empty()) return {};
-  std::sort(v.begin(), v.end());
-  return {v.front(), v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 95 / 100)], v.back()};
-}
-
-HostProfile::Stats HostProfile::host_stats() const {
-  std::vector<uint64_t> v = host_samples_;
+HostProfile::Stats HostProfile::stats_of(std::vector<uint64_t> v) {
   if (v.empty()) return {};
   std::sort(v.begin(), v.end());
   return {v.front(), v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 95 / 100)], v.back()};
@@ -65,7 +58,9 @@ void HostProfile::end_call(const std::vector<const graph::Tensor*>& nodes) {
   current_.fill(0);
   ++calls_;
   if (calls_ <= kTailWarmup || tail_logged_ >= kTailMaxLogs) return;
-  const uint64_t median = host_stats().p50;
+  // The median moves slowly: refreshed now and then, not sorted on every call.
+  if (calls_ % kTailRefresh == 1 || tail_median_ == 0) tail_median_ = stats_of(host_samples_).p50;
+  const uint64_t median = tail_median_;
   if (median == 0 || host < kTailFactor * median) return;
   ++tail_logged_;
   std::map<std::string, int> mix;
@@ -85,8 +80,8 @@ void HostProfile::print(std::FILE* out) const {
     std::fprintf(out, "  %-16s %10.1f %10.1f %10.1f %10.1f\n", name, (double)s.min / 1e3, (double)s.p50 / 1e3,
                  (double)s.p95 / 1e3, (double)s.max / 1e3);
   };
-  for (size_t p = 0; p < kHostPhases; ++p) row(kPhaseNames[p], stats_of(p));
-  row("host total", host_stats());
+  for (size_t p = 0; p < kHostPhases; ++p) row(kPhaseNames[p], stats_of(samples_[p]));
+  row("host total", stats_of(host_samples_));
   std::fprintf(out, "  ops per call: %.1f", calls_ ? (double)ops_ / (double)calls_ : 0.0);
   for (const auto& [name, count] : coverage_) std::fprintf(out, ", %s %llu", name.c_str(), static_cast<unsigned long long>(count));
   std::fprintf(out, "\n");
@@ -100,8 +95,8 @@ void HostProfile::write_json(const std::string& path) const {
     return nlohmann::json{{"min_us", (double)s.min / 1e3}, {"p50_us", (double)s.p50 / 1e3},
                           {"p95_us", (double)s.p95 / 1e3}, {"max_us", (double)s.max / 1e3}};
   };
-  for (size_t p = 0; p < kHostPhases; ++p) j["phases"][kPhaseNames[p]] = stats(stats_of(p));
-  j["host_total"] = stats(host_stats());
+  for (size_t p = 0; p < kHostPhases; ++p) j["phases"][kPhaseNames[p]] = stats(stats_of(samples_[p]));
+  j["host_total"] = stats(stats_of(host_samples_));
   j["ops"] = ops_;
   j["coverage"] = coverage_;
   std::ofstream f(path);

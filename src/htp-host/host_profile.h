@@ -52,8 +52,7 @@ class HostProfile {
   struct Stats {
     uint64_t min = 0, p50 = 0, p95 = 0, max = 0;
   };
-  Stats stats_of(size_t phase) const;
-  Stats host_stats() const;
+  static Stats stats_of(std::vector<uint64_t> samples);  // a copy: sorted here
 
   std::array<uint64_t, kHostPhases> current_{};
   std::array<std::vector<uint64_t>, kHostPhases> samples_;  // ring of kWindow per phase
@@ -63,6 +62,7 @@ class HostProfile {
   std::map<std::string, uint64_t> coverage_;  // opcode name -> ops run
   uint64_t ops_ = 0;
   uint64_t tail_logged_ = 0;
+  uint64_t tail_median_ = 0;  // host time median the long-tail probe compares with
 };
 
 }  // namespace hexllm::htp_host

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "golden.h"
+#include "engine_logits.h"
 #include "hexllm/engine.h"
 #include "htp-host/transport.h"
 #include "tiny_model.h"
@@ -26,16 +27,6 @@ namespace {
     }                                                                                          \
   } while (0)
 
-std::vector<float> run(const EngineOptions& opts, const std::vector<int32_t>& prompt, const std::vector<int32_t>& steps) {
-  auto e = open_engine(opts);
-  e->context->decode(prompt, true);
-  std::vector<float> out(e->context->logits().begin(), e->context->logits().end());
-  for (int32_t t : steps) {
-    e->context->decode(std::span<const int32_t>(&t, 1), false);
-    out.insert(out.end(), e->context->last_logits().begin(), e->context->last_logits().end());
-  }
-  return out;
-}
 
 // The x86 device process and the Hexagon one on the same model; returns the Hexagon logits.
 std::vector<float> expect_targets_agree(EngineOptions opts, const std::vector<int32_t>& prompt,
@@ -47,10 +38,10 @@ std::vector<float> expect_targets_agree(EngineOptions opts, const std::vector<in
   opts.htp_timeout = 120.0;  // one op under emulation may take seconds
   opts.htp_target = "host";
   opts.htp_device = HEXLLM_TEST_HTP_DEVICE;
-  const std::vector<float> host = run(opts, prompt, steps);
+  const std::vector<float> host = test::prompt_and_step_logits(opts, prompt, steps);
   opts.htp_target = "hexagon";
   opts.htp_device.clear();
-  const std::vector<float> hexagon = run(opts, prompt, steps);
+  const std::vector<float> hexagon = test::prompt_and_step_logits(opts, prompt, steps);
 
   EXPECT_EQ(host.size(), hexagon.size());
   size_t differ = 0;

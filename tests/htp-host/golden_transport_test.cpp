@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "golden.h"
+#include "engine_logits.h"
 #include "hexllm/engine.h"
 #include "synth/synth.h"
 
@@ -40,17 +41,6 @@ double nmse_limit(const std::string& model) {
   return 1e-4;
 }
 
-// The prompt's logits, then the logits of each teacher-forced step, concatenated.
-std::vector<float> run(const EngineOptions& opts, const std::vector<int32_t>& prompt, const std::vector<int32_t>& steps) {
-  auto e = open_engine(opts);
-  e->context->decode(prompt, true);
-  std::vector<float> out(e->context->logits().begin(), e->context->logits().end());
-  for (int32_t t : steps) {
-    e->context->decode(std::span<const int32_t>(&t, 1), false);
-    out.insert(out.end(), e->context->last_logits().begin(), e->context->last_logits().end());
-  }
-  return out;
-}
 
 class GoldenTransports : public testing::TestWithParam<Case> {};
 
@@ -71,9 +61,9 @@ TEST_P(GoldenTransports, ProcessMatchesInprocBitForBit) {
   opts.n_ctx = static_cast<int64_t>(prompt.size() + steps.size()) + 8;
   opts.htp_device = HEXLLM_TEST_HTP_DEVICE;
   opts.htp_transport = "inproc";
-  const std::vector<float> inproc = run(opts, prompt, steps);
+  const std::vector<float> inproc = test::prompt_and_step_logits(opts, prompt, steps);
   opts.htp_transport = "process";
-  const std::vector<float> process = run(opts, prompt, steps);
+  const std::vector<float> process = test::prompt_and_step_logits(opts, prompt, steps);
 
   ASSERT_EQ(inproc.size(), process.size());
   size_t differ = 0;
@@ -114,9 +104,9 @@ TEST_P(GeneratedTransports, ProcessMatchesInprocBitForBit) {
   opts.n_ctx = 64;
   opts.htp_device = HEXLLM_TEST_HTP_DEVICE;
   opts.htp_transport = "inproc";
-  const std::vector<float> inproc = run(opts, prompt, steps);
+  const std::vector<float> inproc = test::prompt_and_step_logits(opts, prompt, steps);
   opts.htp_transport = "process";
-  const std::vector<float> process = run(opts, prompt, steps);
+  const std::vector<float> process = test::prompt_and_step_logits(opts, prompt, steps);
   ASSERT_EQ(inproc.size(), process.size());
   ASSERT_FALSE(inproc.empty());
   size_t differ = 0;
