@@ -19,9 +19,9 @@ namespace hexllm::htp_host {
 
 struct SessionOptions {
   uint32_t n_threads = 1;
-  uint32_t vtcm_bytes = 8u << 20;
-  uint32_t dma_mode = HTP_DMA_ZERO_COPY;
-  uint64_t window_bytes = 3584ull << 20;
+  uint32_t vtcm_bytes = HTP_DEFAULT_VTCM_BYTES;
+  uint32_t dma_mode = HTP_DEFAULT_DMA_MODE;
+  uint64_t window_bytes = HTP_DEFAULT_WINDOW_BYTES;
   uint32_t max_tensors = 0;  // tensors per batch the session holds; 0: the device's default
   // Device process only.
   std::string device_path;  // the hexllm-htp binary; empty: found by device_command

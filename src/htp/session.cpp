@@ -23,10 +23,10 @@ size_t tensors_bytes(uint32_t max_tensors) { return (size_t)max_tensors * sizeof
 htp_session_config htp_session_config_default() {
   htp_session_config c{};
   c.n_threads = 1;
-  c.vtcm_size = VTCM_DEFAULT_SIZE;
-  c.window_size = 3584ull << 20;  // 3.5 GiB
-  c.dma_mode = HTP_DMA_ASYNC;
-  c.max_tensors = 8192;
+  c.vtcm_size = HTP_DEFAULT_VTCM_BYTES;
+  c.window_size = HTP_DEFAULT_WINDOW_BYTES;
+  c.dma_mode = HTP_DEFAULT_DMA_MODE;
+  c.max_tensors = HTP_DEFAULT_MAX_TENSORS;
   c.spin_ns = 100000;
   c.stack_bytes = 256u << 10;
   return c;

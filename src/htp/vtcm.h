@@ -9,7 +9,6 @@
 
 namespace hexllm::htp {
 
-inline constexpr uint32_t VTCM_DEFAULT_SIZE = 8u << 20;
 inline constexpr uint32_t VTCM_MAX_SIZE = 1u << 30;  // sanity bound for a configured size
 
 struct vtcm_arena {

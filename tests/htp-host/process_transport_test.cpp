@@ -3,6 +3,8 @@
 // created and released after start, a dead or hung device reported and restarted, and a
 // clean shutdown (no process, zombie or descriptor left behind).
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -272,6 +274,48 @@ TEST(HtpProcessLifetime, AMissingDeviceBinaryIsNamed) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/hexllm-htp"), std::string::npos) << e.what();
   }
+}
+
+// The socket pair can land on fd 3, the number the device expects its socket on; the host then
+// moves it higher first. When no higher descriptor is allowed, the error says what failed.
+TEST(HtpProcessLifetime, ASocketThatCannotLeaveTheDeviceFdIsReported) {
+  int report[2];
+  ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Descriptors 0 and 3 free, everything else above 3: socketpair returns {0, 3}, and a limit
+    // of 4 descriptors leaves nowhere to move fd 3 to.
+    const int out = ::fcntl(report[1], F_DUPFD_CLOEXEC, 200);
+    for (int fd = 3; fd < 200; ++fd) ::close(fd);
+    const int placeholder = ::open("/dev/null", O_RDONLY);  // holds fd 3 while the pool opens its memfds
+    std::string what = "no error";
+    {
+      Pool pool;
+      auto message = pool.allocate(Region::Messages, 4096);  // the message bank's memfd opens now, too
+      ::close(0);
+      ::close(placeholder);
+      const rlimit limit{4, 4};
+      ::setrlimit(RLIMIT_NOFILE, &limit);
+      try {
+        make_process_transport(pool, options());
+      } catch (const Error& e) {
+        what = e.what();
+      }
+    }
+    ssize_t ignored = ::write(out, what.data(), what.size());
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  std::string what;
+  char buf[512];
+  for (ssize_t n; (n = ::read(report[0], buf, sizeof buf)) > 0;) what.append(buf, static_cast<size_t>(n));
+  ::close(report[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_NE(what.find("cannot move the device socket off fd 3"), std::string::npos) << what;
 }
 
 }  // namespace

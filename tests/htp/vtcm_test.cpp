@@ -1,6 +1,7 @@
 // VTCM arena: allocated once, capacity enforced as a status.
 #include <gtest/gtest.h>
 
+#include "htp/abi/htp_session_defaults.h"
 #include "htp/vtcm.h"
 
 namespace hexllm::htp {
@@ -8,7 +9,7 @@ namespace {
 
 TEST(HtpVtcm, OpenDefaultSizeAndUseAllOfIt) {
   vtcm_arena a{};
-  ASSERT_EQ(vtcm_open(&a, VTCM_DEFAULT_SIZE), HTP_OK);
+  ASSERT_EQ(vtcm_open(&a, HTP_DEFAULT_VTCM_BYTES), HTP_OK);
   EXPECT_EQ(a.size, 8u << 20);
   EXPECT_EQ((uintptr_t)a.base % 128, 0u);
   for (uint32_t i = 0; i < a.size; i += 4096) a.base[i] = (uint8_t)i;
