@@ -23,9 +23,15 @@ class Graph {
   // Leaves (op == NONE) reached from the nodes.
   const std::vector<Tensor*>& leafs() const { return leafs_; }
 
+  // Host time its owner spent building and planning the graph for the coming evaluation (0 when
+  // it reuses one built before), for profilers.
+  uint64_t build_ns() const { return build_ns_; }
+  void set_build_ns(uint64_t ns) { build_ns_ = ns; }
+
  private:
   std::vector<Tensor*> nodes_;
   std::vector<Tensor*> leafs_;
+  uint64_t build_ns_ = 0;
   std::unordered_map<const Tensor*, bool> seen_;  // tensor -> finished (false while on the DFS stack)
 };
 

@@ -1,6 +1,7 @@
 #include "model/context.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "base/error.h"
@@ -29,7 +30,26 @@ void fill_mask(graph::Tensor* mask, int64_t pos0, int64_t window) {
   }
 }
 
+uint64_t now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
 }  // namespace
+
+// The batch position does not enter the graph (it reaches the device as input data), so the
+// shape is the token count, the visible KV length and the rows of logits wanted.
+struct Context::ShapedGraph {
+  int64_t n_tokens = 0, n_kv = 0, n_outputs = 0;
+  graph::Context ctx;
+  graph::Graph gf;
+  GraphInputs inputs;
+  graph::Tensor* out = nullptr;
+
+  bool has_shape(const BatchShape& s) const {
+    return n_tokens == s.n_tokens && n_kv == s.n_kv && n_outputs == s.n_outputs;
+  }
+};
 
 int64_t padded_kv_length(int64_t n_past, int64_t n_ctx) {
   return std::min(n_ctx, (n_past + kKvPadding - 1) / kKvPadding * kKvPadding);
@@ -40,10 +60,12 @@ Context::Context(const Model& model, backend::Scheduler& scheduler, const Contex
   if (params.n_batch <= 0) fail("batch size must be positive (got %lld)", static_cast<long long>(params.n_batch));
 }
 
+Context::~Context() = default;
+
 std::span<const float> Context::last_logits() const {
   const size_t n_vocab = static_cast<size_t>(model_.hparams().n_vocab);
-  if (logits_.size() < n_vocab) fail("no logits: nothing has been evaluated");
-  return std::span<const float>(logits_).subspan(logits_.size() - n_vocab);
+  if (logits_view_.size() < n_vocab) fail("no logits: nothing has been evaluated");
+  return logits_view_.subspan(logits_view_.size() - n_vocab);
 }
 
 void Context::decode(std::span<const int32_t> tokens, bool all_logits) {
@@ -59,6 +81,7 @@ void Context::decode(std::span<const int32_t> tokens, bool all_logits) {
            static_cast<long long>(n_vocab));
 
   logits_.clear();
+  logits_view_ = {};
   for (int64_t start = 0; start < n; start += params_.n_batch) {
     const int64_t len = std::min(params_.n_batch, n - start);
     decode_chunk(tokens.subspan(static_cast<size_t>(start), static_cast<size_t>(len)), n_past_ + start, all_logits,
@@ -75,17 +98,25 @@ void Context::decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool a
   shape.n_kv = padded_kv_length(pos0 + n, params_.n_ctx);
   shape.n_outputs = all_logits ? n : 1;  // a chunk before the last only fills the cache
 
-  graph::Context ctx;
-  graph::Graph gf;
-  GraphBuilder builder(model_, kv_, shape, ctx, gf);
-  graph::Tensor* out = build_forward(builder);
+  const uint64_t t_build = now_ns();
+  const bool reuse = graph_ != nullptr && graph_->has_shape(shape);
+  if (!reuse) {
+    graph_.reset();  // its tensors point into compute_, which may be replaced below
+    auto g = std::make_unique<ShapedGraph>();
+    g->n_tokens = shape.n_tokens, g->n_kv = shape.n_kv, g->n_outputs = shape.n_outputs;
+    GraphBuilder builder(model_, kv_, shape, g->ctx, g->gf);
+    g->out = build_forward(builder);
+    g->inputs = builder.inputs();
+    const graph::MemoryPlan plan(g->gf);
+    if (!compute_ || compute_->size() < plan.size())
+      compute_ = scheduler_.primary().alloc_buffer(backend::MemoryKind::Compute, plan.size());
+    plan.bind(compute_->data());
+    graph_ = std::move(g);
+  }
+  graph::Graph& gf = graph_->gf;
+  gf.set_build_ns(reuse ? 0 : now_ns() - t_build);
 
-  const graph::MemoryPlan plan(gf);
-  if (!compute_ || compute_->size() < plan.size())
-    compute_ = scheduler_.primary().alloc_buffer(backend::MemoryKind::Compute, plan.size());
-  plan.bind(compute_->data());
-
-  const GraphInputs& in = builder.inputs();
+  const GraphInputs& in = graph_->inputs;
   std::memcpy(in.tokens->data, tokens.data(), static_cast<size_t>(n) * sizeof(int32_t));
   auto* pos = static_cast<int32_t*>(in.positions->data);
   for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(pos0 + i);
@@ -96,9 +127,15 @@ void Context::decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool a
   scheduler_.compute(gf);
 
   if (all_logits || is_last_chunk) {
+    const graph::Tensor* out = graph_->out;
     const auto* data = static_cast<const float*>(out->data);
-    if (!all_logits) logits_.clear();
-    logits_.insert(logits_.end(), data, data + out->n_elements());
+    const size_t count = static_cast<size_t>(out->n_elements());
+    if (all_logits) {
+      logits_.insert(logits_.end(), data, data + count);
+      logits_view_ = logits_;
+    } else {
+      logits_view_ = std::span<const float>(data, count);  // read in place: a vocabulary row is large
+    }
   }
 }
 

@@ -20,14 +20,15 @@ struct ContextParams {
 class Context {
  public:
   Context(const Model& model, backend::Scheduler& scheduler, const ContextParams& params);
+  ~Context();
 
   // Evaluates `tokens` at the next positions. With all_logits, keeps one row of logits per
   // token, else only the last token's. Throws hexllm::Error (context full, bad token id,
   // backend failure); on error the context keeps its previous state.
   void decode(std::span<const int32_t> tokens, bool all_logits);
 
-  // Logits of the last decode: rows of n_vocab values.
-  std::span<const float> logits() const { return logits_; }
+  // Logits of the last decode: rows of n_vocab values, valid until the next decode.
+  std::span<const float> logits() const { return logits_view_; }
   std::span<const float> last_logits() const;
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return params_.n_ctx; }
@@ -37,12 +38,18 @@ class Context {
  private:
   void decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool all_logits, bool is_last_chunk);
 
+  // The graph of the last batch shape, bound to compute_. Every decode step within one KV
+  // padding step has the same shape, so it is built and planned once and only its inputs change.
+  struct ShapedGraph;
+  std::unique_ptr<ShapedGraph> graph_;
+
   const Model& model_;
   backend::Scheduler& scheduler_;
   ContextParams params_;
   KvCache kv_;
   std::unique_ptr<backend::Buffer> compute_;
-  std::vector<float> logits_;
+  std::vector<float> logits_;           // every row, when all were wanted
+  std::span<const float> logits_view_;  // logits_, or the last row in the compute memory
   int64_t n_past_ = 0;
 };
 
