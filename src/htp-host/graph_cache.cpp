@@ -1,48 +1,98 @@
 #include "htp-host/graph_cache.h"
 
+#include <cstddef>
 #include <cstring>
-
-#include "base/hash.h"
 
 namespace hexllm::htp_host {
 
 namespace {
 
-void add_tensor(const graph::Tensor& t, std::vector<uint64_t>* key) {
-  key->push_back(static_cast<uint64_t>(t.type) | static_cast<uint64_t>(t.flags) << 32);
-  for (int d = 0; d < 4; ++d) key->push_back(static_cast<uint64_t>(t.ne[d]));
-  for (int d = 0; d < 4; ++d) key->push_back(static_cast<uint64_t>(t.nb[d]));
-  key->push_back(reinterpret_cast<uintptr_t>(t.data));
-  // A weight's device copy is found by its storage root (a model tensor, the same every token),
-  // and a view's offset names the bytes within it.
-  const graph::Tensor* root = graph::storage_root(&t);
-  key->push_back(root->has_flag(graph::kFlagWeight) ? reinterpret_cast<uintptr_t>(root) : 0);
-  key->push_back(static_cast<uint64_t>(t.view_offs));
+using graph::Tensor;
+
+// A tensor's words: a header (type, op, flags), then the fields from ne to data as they lie in
+// the struct: shape, strides, params, the sources and view source by identity, the view offset
+// and the data pointer. Sources are named by identity because each is itself in the key (as a
+// node or a leaf), so equal keys mean equal contents and equal edges.
+constexpr size_t kFieldsBegin = offsetof(Tensor, ne);
+constexpr size_t kFieldsEnd = offsetof(Tensor, data) + sizeof(Tensor::data);
+constexpr size_t kFieldWords = (kFieldsEnd - kFieldsBegin) / 8;
+constexpr size_t kTensorWords = 1 + kFieldWords;
+static_assert(kFieldsEnd - kFieldsBegin ==
+                  sizeof(Tensor::ne) + sizeof(Tensor::nb) + sizeof(Tensor::params) + sizeof(Tensor::src) +
+                      sizeof(Tensor::view_src) + sizeof(Tensor::view_offs) + sizeof(Tensor::data),
+              "the key's fields lie in the tensor without padding");
+static_assert((kFieldsEnd - kFieldsBegin) % 8 == 0, "fields copied as words");
+static_assert(sizeof(Tensor::type) == 4 && sizeof(Tensor::op) == 2, "header packing");
+
+// A model weight is fixed from load on (its device copy is placed then, by identity), so the
+// header alone stands for it: the key reads one cache line of it instead of five.
+void tensor_words(const Tensor& t, uint64_t* w) {
+  w[0] = static_cast<uint64_t>(static_cast<uint16_t>(t.type)) | static_cast<uint64_t>(t.op) << 16 |
+         static_cast<uint64_t>(t.flags) << 32;
+  if (t.op == graph::Op::NONE && t.has_flag(graph::kFlagWeight)) std::memset(w + 1, 0, kFieldWords * 8);
+  else std::memcpy(w + 1, reinterpret_cast<const uint8_t*>(&t) + kFieldsBegin, kFieldWords * 8);
 }
+
+// The graph's tensors are read one after another from scattered allocations: fetch a few ahead.
+constexpr size_t kPrefetchAhead = 4;
+void prefetch(const std::vector<Tensor*>& list, size_t i) {
+  if (i + kPrefetchAhead >= list.size()) return;
+  const auto* p = reinterpret_cast<const char*>(list[i + kPrefetchAhead]);
+  for (size_t line = 0; line < kFieldsEnd; line += 64) __builtin_prefetch(p + line);
+}
+
+size_t key_words(const graph::Graph& g) { return (g.nodes().size() + g.leafs().size()) * kTensorWords; }
 
 }  // namespace
 
 void GraphCache::key_of(const graph::Graph& graph, std::vector<uint64_t>* key) {
-  key->clear();
-  for (const graph::Tensor* node : graph.nodes()) {
-    if (graph::op_is_layout(node->op)) continue;
-    uint32_t src_mask = 0;
-    for (int k = 0; k < graph::kMaxSrc; ++k)
-      if (node->src[k] != nullptr) src_mask |= 1u << k;
-    key->push_back(static_cast<uint64_t>(node->op) | static_cast<uint64_t>(src_mask) << 32);
-    static_assert(sizeof(node->params) % 8 == 0, "params hashed as words");
-    const size_t at = key->size();
-    key->resize(at + sizeof(node->params) / 8);
-    std::memcpy(key->data() + at, node->params, sizeof(node->params));
-    add_tensor(*node, key);
-    for (const graph::Tensor* src : node->src)
-      if (src != nullptr) add_tensor(*src, key);
-  }
+  key->resize(key_words(graph));
+  uint64_t* w = key->data();
+  for (const auto* list : {&graph.nodes(), &graph.leafs()})
+    for (size_t i = 0; i < list->size(); ++i, w += kTensorWords) {
+      prefetch(*list, i);
+      tensor_words(*(*list)[i], w);
+    }
 }
 
-size_t GraphCache::Hash::operator()(const std::vector<uint64_t>& k) const {
-  return hash_bytes(k.data(), k.size() * sizeof(uint64_t));
+bool GraphCache::has_key(const graph::Graph& graph, const std::vector<uint64_t>& key) {
+  if (key.size() != key_words(graph)) return false;
+  const uint64_t* k = key.data();
+  uint64_t w[kTensorWords];
+  for (const auto* list : {&graph.nodes(), &graph.leafs()})
+    for (size_t i = 0; i < list->size(); ++i, k += kTensorWords) {
+      prefetch(*list, i);
+      tensor_words(*(*list)[i], w);
+      if (std::memcmp(w, k, sizeof w) != 0) return false;
+    }
+  return true;
 }
+
+// Four independent multiply-rotate lanes: only the bucket depends on it, equality is exact.
+size_t GraphCache::KeyHash::operator()(const std::vector<uint64_t>& k) const {
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
+  uint64_t h[4] = {1, 2, 3, 4};
+  size_t i = 0;
+  for (; i + 4 <= k.size(); i += 4)
+    for (int l = 0; l < 4; ++l) {
+      const uint64_t x = (h[l] + k[i + l]) * kMul;
+      h[l] = x << 27 | x >> 37;
+    }
+  for (; i < k.size(); ++i) h[0] = (h[0] ^ k[i]) * kMul;
+  uint64_t r = h[0] ^ (h[1] * kMul) ^ (h[2] * kMul * kMul) ^ (h[3] + k.size());
+  return static_cast<size_t>(r ^ (r >> 31));
+}
+
+const PreparedGraph* GraphCache::lookup(const graph::Graph& graph) {
+  if (last_ != nullptr && has_key(graph, last_->first)) return &last_->second;
+  key_of(graph, &missed_);
+  const auto it = map_.find(missed_);
+  if (it == map_.end()) return nullptr;
+  last_ = &*it;
+  return &it->second;
+}
+
+const PreparedGraph& GraphCache::store(PreparedGraph prepared) { return insert(missed_, std::move(prepared)); }
 
 const PreparedGraph* GraphCache::find(const std::vector<uint64_t>& key) const {
   const auto it = map_.find(key);
@@ -50,8 +100,10 @@ const PreparedGraph* GraphCache::find(const std::vector<uint64_t>& key) const {
 }
 
 const PreparedGraph& GraphCache::insert(const std::vector<uint64_t>& key, PreparedGraph prepared) {
-  if (map_.size() >= kMaxEntries) map_.clear();
-  return map_.insert_or_assign(key, std::move(prepared)).first->second;
+  if (map_.size() >= kMaxEntries) clear();
+  const auto it = map_.insert_or_assign(key, std::move(prepared)).first;
+  last_ = &*it;
+  return it->second;
 }
 
 }  // namespace hexllm::htp_host

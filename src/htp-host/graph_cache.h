@@ -1,8 +1,9 @@
 // Prepared graphs by content (docs/DESIGN.md §5, "Graph cache"). A graph's key lists what its
-// prepared batches depend on: every compute node's op, op params, type, shape, strides and
-// data location, and the same of its sources. Decode graphs repeat token after token (KV length
-// padded, token ids, positions and masks reach the device as tensor data), so every decode call
-// after the first finds its batches here and skips description, op preparation and batching.
+// prepared batches depend on: for every tensor of the graph (nodes, views and leaves) its type,
+// op, flags, shape, strides, op params, data location and which tensors it reads. Decode graphs
+// repeat token after token (the model keeps its graph, the KV length is padded, and token ids,
+// positions and masks reach the device as tensor data), so every decode call after the first
+// finds its batches here and skips description, op preparation and batching.
 #pragma once
 
 #include <cstddef>
@@ -22,23 +23,37 @@ struct PreparedGraph {
 
 class GraphCache {
  public:
-  // The key of `graph` into `key` (cleared first).
+  // The key of `graph` into `key` (resized to fit).
   static void key_of(const graph::Graph& graph, std::vector<uint64_t>* key);
+  // Whether `graph` has `key`, compared as it is read: no key is built.
+  static bool has_key(const graph::Graph& graph, const std::vector<uint64_t>& key);
 
+  // The batches prepared for a graph of this content, or nullptr. The entry found last is
+  // compared first, in one pass over the graph: consecutive decode calls hit it without a key
+  // being built or hashed.
+  const PreparedGraph* lookup(const graph::Graph& graph);
+  // Stores `prepared` under the key of the graph the last lookup() missed.
+  const PreparedGraph& store(PreparedGraph prepared);
+
+  // By key; past kMaxEntries the cache starts over.
   const PreparedGraph* find(const std::vector<uint64_t>& key) const;
-  // Stores `prepared` under `key`; past kMaxEntries the cache starts over.
   const PreparedGraph& insert(const std::vector<uint64_t>& key, PreparedGraph prepared);
-  void clear() { map_.clear(); }
+  void clear() {
+    map_.clear();
+    last_ = nullptr;
+  }
   size_t size() const { return map_.size(); }
 
   // Prompts of every length make new graphs; decode needs a handful (one per 256-token KV step).
   static constexpr size_t kMaxEntries = 64;
 
  private:
-  struct Hash {
+  struct KeyHash {
     size_t operator()(const std::vector<uint64_t>& k) const;
   };
-  std::unordered_map<std::vector<uint64_t>, PreparedGraph, Hash> map_;
+  std::unordered_map<std::vector<uint64_t>, PreparedGraph, KeyHash> map_;
+  const std::pair<const std::vector<uint64_t>, PreparedGraph>* last_ = nullptr;
+  std::vector<uint64_t> missed_;  // key of the graph the last lookup missed
 };
 
 }  // namespace hexllm::htp_host

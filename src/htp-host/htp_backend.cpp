@@ -62,10 +62,11 @@ HtpBackend::~HtpBackend() {
 }
 
 // Host time since the previous call returned opens a profiled call.
-void HtpBackend::begin_profiled_call() {
+void HtpBackend::begin_profiled_call(uint64_t build_ns) {
   if (host_profile_ == nullptr) return;
   const uint64_t now = now_ns();
-  if (last_return_ns_ != 0) host_profile_->add(HostPhase::Between, now - last_return_ns_);
+  host_profile_->add(HostPhase::Build, build_ns);
+  if (last_return_ns_ != 0) host_profile_->add(HostPhase::Between, now - last_return_ns_ - std::min(build_ns, now - last_return_ns_));
   phase_start_ns_ = now;
 }
 
@@ -156,7 +157,7 @@ void HtpBackend::run_batches(const std::vector<PreparedBatch>& batches, std::spa
 }
 
 void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
-  begin_profiled_call();
+  begin_profiled_call(0);
   run_nodes_.clear();
   for (const graph::Tensor* node : nodes)
     if (!graph::op_is_layout(node->op)) run_nodes_.push_back(node);
@@ -169,18 +170,17 @@ void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
 
 bool HtpBackend::compute_graph(const graph::Graph& graph) {
   if (!opts_.graph_cache) return false;
-  begin_profiled_call();
+  begin_profiled_call(graph.build_ns());
   // Descriptors name banks and offsets: a pool that gained or lost a bank invalidates them.
   if (pool_.generation() != graphs_generation_) {
     graphs_.clear();
     graphs_generation_ = pool_.generation();
   }
-  GraphCache::key_of(graph, &key_);
   run_nodes_.clear();
   for (const graph::Tensor* node : graph.nodes())
     if (!graph::op_is_layout(node->op)) run_nodes_.push_back(node);
 
-  const PreparedGraph* prepared = graphs_.find(key_);
+  const PreparedGraph* prepared = graphs_.lookup(graph);
   end_phase(HostPhase::Key);
   if (prepared != nullptr) {
     ++graph_hits_;
@@ -200,7 +200,7 @@ bool HtpBackend::compute_graph(const graph::Graph& graph) {
       plan_fusions(graph, run_nodes_, fuse_, &plan_);
       prepare_batches(run_nodes_, &fresh.batches);
     }
-    prepared = &graphs_.insert(key_, std::move(fresh));
+    prepared = &graphs_.store(std::move(fresh));
     end_phase(HostPhase::Prepare);
   }
   // A graph the scheduler splits is profiled by the compute() calls it makes.

@@ -77,14 +77,13 @@ class HtpBackend final : public backend::Backend {
   std::unique_ptr<BatchRunner> runner_;
   GraphCache graphs_;
   uint64_t graphs_generation_ = ~0ull;  // pool generation the cached graphs were prepared in
-  std::vector<uint64_t> key_;           // scratch: the current graph's key
   std::vector<const graph::Tensor*> run_nodes_;  // scratch: compute nodes of the current graph
   uint64_t graph_hits_ = 0;
   uint64_t graph_misses_ = 0;
   uint64_t last_return_ns_ = 0;  // when the previous call returned (profile)
 
   uint64_t phase_start_ns_ = 0;
-  void begin_profiled_call();
+  void begin_profiled_call(uint64_t build_ns);
   void end_phase(HostPhase phase);
   void end_profiled_call();
 

@@ -113,6 +113,39 @@ TEST(GraphCache, KeyFollowsParamsShapesAndLocations) {
   EXPECT_NE(key(s), k0);
 }
 
+// The entry found last is tried first, compared field by field: any change makes it a miss.
+TEST(GraphCache, TheLastEntryFoundIsComparedInFull) {
+  graph::Context ctx;
+  graph::Tensor* a = ctx.new_tensor(Type::F32, {8, 4});
+  graph::Tensor* b = ctx.new_tensor(Type::F32, {8, 4});
+  std::vector<float> da(32), db(32), out(32);
+  a->data = da.data();
+  b->data = db.data();
+  graph::Tensor* s = graph::scale(ctx, graph::add(ctx, a, b), 2.0f);
+  graph::Graph g;
+  g.expand(s);
+  for (graph::Tensor* n : g.nodes()) n->data = out.data();
+
+  htp_host::GraphCache cache;
+  EXPECT_EQ(cache.lookup(g), nullptr);
+  htp_host::PreparedGraph p;
+  p.device_takes_all = true;
+  cache.store(std::move(p));
+  const htp_host::PreparedGraph* hit = cache.lookup(g);
+  ASSERT_NE(hit, nullptr);
+  EXPECT_TRUE(hit->device_takes_all);
+  s->set_param_f(0, 3.0f);
+  EXPECT_EQ(cache.lookup(g), nullptr);
+  s->set_param_f(0, 2.0f);
+  EXPECT_EQ(cache.lookup(g), hit);
+  b->ne[0] = 4, b->nb[1] = 16;  // a leaf's shape
+  EXPECT_EQ(cache.lookup(g), nullptr);
+  b->ne[0] = 8, b->nb[1] = 32;
+  EXPECT_EQ(cache.lookup(g), hit);
+  s->src[0] = b;  // another edge, same contents everywhere else
+  EXPECT_EQ(cache.lookup(g), nullptr);
+}
+
 TEST(GraphCache, StartsOverPastItsBound) {
   htp_host::GraphCache cache;
   for (uint64_t i = 0; i <= htp_host::GraphCache::kMaxEntries; ++i) cache.insert({i}, {});
