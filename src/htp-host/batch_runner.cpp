@@ -82,7 +82,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     const uint64_t wall = t_response - t_call;
     uint64_t ops_ns = 0;
     for (size_t i = 0; i < last_op_ns_.size(); i++) {
-      ops_.add_op(htp_opcode_name(batch.ops()[i].opcode), last_op_ns_[i]);
+      ops_.add_op(batch.ops()[i].opcode, last_op_ns_[i]);
       ops_ns += last_op_ns_[i];
     }
     ops_.add_call(wall, ops_ns);

@@ -13,7 +13,7 @@ namespace hexllm::htp_host {
 
 namespace {
 
-constexpr const char* kPhaseNames[] = {"between calls", "key + lookup", "prepare", "write", "transport",
+constexpr const char* kPhaseNames[] = {"graph build", "between calls", "key + lookup", "prepare", "write", "transport",
                                        "device", "response"};
 static_assert(sizeof(kPhaseNames) / sizeof(kPhaseNames[0]) == kHostPhases, "a name per phase");
 
@@ -38,7 +38,7 @@ void HostProfile::count_ops(const htp_op_desc* ops, uint32_t n) {
     const uint32_t op = ops[i].opcode;
     if (op == HTP_OP_MUL_MAT || op == HTP_OP_MUL_MAT_ID || op == HTP_OP_MUL_MAT_ADD || op == HTP_OP_MUL_MAT_QKV ||
         op == HTP_OP_MUL_MAT_FFN || op == HTP_OP_RMS_NORM_MUL)
-      coverage_[htp_opcode_name(op)]++;
+      coverage_[op]++;
   }
 }
 
@@ -83,7 +83,9 @@ void HostProfile::print(std::FILE* out) const {
   for (size_t p = 0; p < kHostPhases; ++p) row(kPhaseNames[p], stats_of(samples_[p]));
   row("host total", stats_of(host_samples_));
   std::fprintf(out, "  ops per call: %.1f", calls_ ? (double)ops_ / (double)calls_ : 0.0);
-  for (const auto& [name, count] : coverage_) std::fprintf(out, ", %s %llu", name.c_str(), static_cast<unsigned long long>(count));
+  for (uint32_t op = 0; op < HTP_OP_COUNT; ++op)
+    if (coverage_[op] != 0)
+      std::fprintf(out, ", %s %llu", htp_opcode_name(op), static_cast<unsigned long long>(coverage_[op]));
   std::fprintf(out, "\n");
 }
 
@@ -98,7 +100,9 @@ void HostProfile::write_json(const std::string& path) const {
   for (size_t p = 0; p < kHostPhases; ++p) j["phases"][kPhaseNames[p]] = stats(stats_of(samples_[p]));
   j["host_total"] = stats(stats_of(host_samples_));
   j["ops"] = ops_;
-  j["coverage"] = coverage_;
+  j["coverage"] = nlohmann::json::object();
+  for (uint32_t op = 0; op < HTP_OP_COUNT; ++op)
+    if (coverage_[op] != 0) j["coverage"][htp_opcode_name(op)] = coverage_[op];
   std::ofstream f(path);
   f << j.dump(2) << "\n";
   if (!f) fail("--htp-profile-json: cannot write '%s'", path.c_str());

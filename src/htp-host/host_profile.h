@@ -17,7 +17,8 @@
 namespace hexllm::htp_host {
 
 enum class HostPhase : uint32_t {
-  Between,   // host work since the previous call returned: graph build, sampling, memory plan
+  Build,     // the model graph built and memory-planned for this call (0 when one is reused)
+  Between,   // the rest of the host's work since the previous call returned: sampling, inputs, output
   Key,       // graph key and cache lookup
   Prepare,   // op preparation and batching (graph cache miss, or no cache)
   Write,     // batch messages written into the pool
@@ -59,7 +60,7 @@ class HostProfile {
   std::vector<uint64_t> host_samples_;                       // everything but Device, per call
   uint64_t calls_ = 0;
   uint64_t hits_ = 0, misses_ = 0;
-  std::map<std::string, uint64_t> coverage_;  // opcode name -> ops run
+  std::array<uint64_t, HTP_OP_COUNT> coverage_{};  // ops run, by opcode
   uint64_t ops_ = 0;
   uint64_t tail_logged_ = 0;
   uint64_t tail_median_ = 0;  // host time median the long-tail probe compares with

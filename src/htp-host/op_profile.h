@@ -2,19 +2,19 @@
 // the device, and how much of each call is outside the ops (transport, dispatch, barriers).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
-#include <map>
-#include <string>
 
+#include "htp/abi/htp_opcode.h"
 
 namespace hexllm::htp_host {
 
 class OpProfile {
  public:
-  // `op`: the device op's name (fused ops are named as themselves).
-  void add_op(const char* op, uint64_t ns) {
-    Entry& e = ops_[op];
+  // `opcode`: the device op (fused ops count as themselves).
+  void add_op(uint32_t opcode, uint64_t ns) {
+    Entry& e = ops_[opcode < HTP_OP_COUNT ? opcode : HTP_OP_COUNT];
     e.count++;
     e.ns += ns;
   }
@@ -33,7 +33,7 @@ class OpProfile {
     uint64_t count = 0;
     uint64_t ns = 0;
   };
-  std::map<std::string, Entry> ops_;
+  std::array<Entry, HTP_OP_COUNT + 1> ops_{};  // by opcode; the last counts unknown ones
   uint64_t calls_ = 0;
   uint64_t wall_ns_ = 0;
   uint64_t ops_ns_ = 0;
