@@ -20,10 +20,21 @@ void validate(const SamplerParams& p) {
 }
 
 int32_t argmax(std::span<const float> values) {
-  int32_t best = 0;
-  for (size_t i = 1; i < values.size(); ++i)
-    if (values[i] > values[best]) best = static_cast<int32_t>(i);
-  return best;
+  size_t best = 0;
+  for (size_t i = 1; i < values.size(); ++i) {
+    // Blocks with nothing above the best so far are passed over by a test that vectorizes.
+    constexpr size_t kBlock = 32;
+    const float top = values[best];
+    while (i + kBlock <= values.size()) {
+      int any = 0;
+      for (size_t j = 0; j < kBlock; ++j) any |= values[i + j] > top;
+      if (any != 0) break;
+      i += kBlock;
+    }
+    if (i == values.size()) break;
+    if (values[i] > values[best]) best = i;
+  }
+  return static_cast<int32_t>(best);
 }
 
 Sampler::Sampler(const SamplerParams& params, int32_t n_vocab)
@@ -44,16 +55,18 @@ void Sampler::accept(int32_t token) {
 }
 
 // CTRL-style penalty, once per distinct recent token: a positive logit is divided, a negative
-// one multiplied. Candidates are still in id order here, so c[t] is token t.
-void Sampler::apply_penalty(std::vector<Candidate>& c) {
+// one multiplied. Leaves the penalized ids sorted in penalized_ and their values beside them.
+void Sampler::penalize(std::span<const float> logits) {
+  penalized_.clear();
+  penalized_logits_.clear();
   if (params_.repeat_penalty == 1.0f || recent_.empty()) return;
   penalized_.assign(recent_.begin(), recent_.end());
   std::sort(penalized_.begin(), penalized_.end());
   penalized_.erase(std::unique(penalized_.begin(), penalized_.end()), penalized_.end());
+  std::erase_if(penalized_, [&](int32_t t) { return t < 0 || t >= n_vocab_; });
   for (int32_t t : penalized_) {
-    if (t < 0 || t >= n_vocab_) continue;
-    float& l = c[static_cast<size_t>(t)].logit;
-    l = l > 0.0f ? l / params_.repeat_penalty : l * params_.repeat_penalty;
+    const float l = logits[static_cast<size_t>(t)];
+    penalized_logits_.push_back(l > 0.0f ? l / params_.repeat_penalty : l * params_.repeat_penalty);
   }
 }
 
@@ -61,26 +74,56 @@ int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.size() != static_cast<size_t>(n_vocab_))
     fail("sampler: got %zu logits, expected n_vocab = %d", logits.size(), n_vocab_);
 
-  // Greedy without a penalty: the first maximum, straight from the logits; building a candidate
-  // list over a whole vocabulary would cost more than the rest of sampling.
+  // Greedy without a penalty: the first maximum, straight from the logits.
   if (params_.temperature <= 0.0f && (params_.repeat_penalty == 1.0f || recent_.empty())) return argmax(logits);
-
-  std::vector<Candidate>& c = scratch_;
-  c.resize(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) c[i] = {static_cast<int32_t>(i), logits[i]};
-  apply_penalty(c);
+  penalize(logits);
 
   // Sorted by logit descending, ties by lower id: every cut below keeps a prefix.
   auto by_logit = [](const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
-
-  if (params_.temperature <= 0.0f) return std::min_element(c.begin(), c.end(), by_logit)->id;
-
-  size_t keep = c.size();
+  size_t keep = logits.size();
   if (params_.top_k > 0) keep = std::min(keep, static_cast<size_t>(params_.top_k));
-  std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(keep), c.end(), by_logit);
-  c.resize(keep);
+  if (params_.temperature <= 0.0f) keep = 1;
+
+  // The `keep` best in one pass over the vocabulary, through a heap whose front is the worst
+  // kept: a logit below the front's is passed over with one comparison, and no candidate list
+  // of the whole vocabulary is built. Penalized ids are offered with their penalized values.
+  std::vector<Candidate>& c = scratch_;
+  c.clear();
+  float entry = -INFINITY;  // a logit below this cannot enter the full heap
+  auto offer = [&](Candidate x) {
+    if (c.size() < keep) {
+      c.push_back(x);
+      std::push_heap(c.begin(), c.end(), by_logit);
+      if (c.size() == keep) entry = c.front().logit;
+    } else if (by_logit(x, c.front())) {
+      std::pop_heap(c.begin(), c.end(), by_logit);
+      c.back() = x;
+      std::push_heap(c.begin(), c.end(), by_logit);
+      entry = c.front().logit;
+    }
+  };
+  size_t id = 0;
+  for (size_t k = 0; k <= penalized_.size(); ++k) {
+    const size_t end = k < penalized_.size() ? static_cast<size_t>(penalized_[k]) : logits.size();
+    for (; id < end; ++id) {
+      // Whole blocks below the entry value are passed over by a branch-free test that vectorizes.
+      constexpr size_t kBlock = 32;
+      while (id + kBlock <= end) {
+        int any = 0;
+        for (size_t j = 0; j < kBlock; ++j) any |= logits[id + j] >= entry;
+        if (any != 0) break;
+        id += kBlock;
+      }
+      if (id == end) break;
+      if (logits[id] >= entry) offer({static_cast<int32_t>(id), logits[id]});  // NaN never does
+    }
+    if (k < penalized_.size()) offer({penalized_[k], penalized_logits_[k]}), id = end + 1;
+  }
+  if (c.empty()) fail("sampler: every one of the %zu logits is NaN", logits.size());
+  std::sort_heap(c.begin(), c.end(), by_logit);
+  if (params_.temperature <= 0.0f) return c.front().id;
 
   // Probabilities at temperature 1 decide the top-p and min-p cuts (as llama.cpp does).
   std::vector<double>& p = probs_;

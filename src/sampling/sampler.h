@@ -40,7 +40,7 @@ class Sampler {
     int32_t id;
     float logit;
   };
-  void apply_penalty(std::vector<Candidate>& c);
+  void penalize(std::span<const float> logits);
 
   SamplerParams params_;
   int32_t n_vocab_;
@@ -49,7 +49,8 @@ class Sampler {
   // Reused across calls: no allocation per token once warmed up.
   std::vector<Candidate> scratch_;
   std::vector<double> probs_;
-  std::vector<int32_t> penalized_;
+  std::vector<int32_t> penalized_;  // recent ids, sorted and distinct
+  std::vector<float> penalized_logits_;
 };
 
 // Index of the largest value, the lowest index on ties.

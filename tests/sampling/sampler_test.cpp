@@ -41,6 +41,21 @@ TEST(Sampler, GreedyPicksArgmaxAndLowestIdOnTies) {
   EXPECT_EQ(argmax(std::vector<float>{2.0f, 2.0f}), 0);
 }
 
+TEST(Sampler, ArgmaxOverManyValuesFindsTheFirstMaximumAnywhere) {
+  for (size_t at : {size_t{0}, size_t{31}, size_t{32}, size_t{640}, size_t{999}}) {
+    std::vector<float> v(1000);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 97) * 0.01f;
+    v[at] = 5.0f;
+    if (at + 40 < v.size()) v[at + 40] = 5.0f;  // a later tie loses
+    EXPECT_EQ(argmax(v), static_cast<int32_t>(at));
+  }
+}
+
+TEST(Sampler, AllNaNLogitsAreAnError) {
+  Sampler s(plain(1.0f), 64);
+  EXPECT_THROW(s.sample(std::vector<float>(64, std::nanf(""))), Error);
+}
+
 TEST(Sampler, TemperatureOneFollowsSoftmax) {
   Sampler s(plain(1.0f), 3);
   const auto f = frequencies(s, logits_of({0.5, 0.3, 0.2}), 200000);
@@ -65,6 +80,28 @@ TEST(Sampler, TopKKeepsTheLargest) {
   const auto f = frequencies(s, logits_of({0.5, 0.3, 0.2}), 100000);
   EXPECT_EQ(f[2], 0.0);
   EXPECT_NEAR(f[0], 0.5 / 0.8, 0.01);
+}
+
+// Over a large vocabulary with ties and a penalized favourite: exactly the k best survive,
+// ties going to the lower ids, and penalized values are the ones compared.
+TEST(Sampler, TopKOverALargeVocabularyWithTiesAndPenalties) {
+  std::vector<float> logits(5000, -4.0f);
+  logits[4000] = 9.0f;                             // the favourite, penalized to 9 / 3 = 3
+  for (int id : {4999, 3000, 17, 2500}) logits[static_cast<size_t>(id)] = 2.0f;  // four tied
+  logits[1234] = 2.5f;
+  SamplerParams p = plain(1.0f);
+  p.top_k = 4;
+  p.repeat_penalty = 3.0f;
+  Sampler s(p, 5000);
+  s.accept(4000);
+  const auto f = frequencies(s, logits, 40000);
+  // Kept: 4000 (3.0), 1234 (2.5), and of the ties at 2.0 the two lowest ids, 17 and 2500.
+  const double z = std::exp(3.0) + std::exp(2.5) + 2 * std::exp(2.0);
+  EXPECT_NEAR(f[4000], std::exp(3.0) / z, 0.01);
+  EXPECT_NEAR(f[1234], std::exp(2.5) / z, 0.01);
+  EXPECT_NEAR(f[17], std::exp(2.0) / z, 0.01);
+  EXPECT_NEAR(f[2500], std::exp(2.0) / z, 0.01);
+  EXPECT_EQ(f[3000] + f[4999], 0.0);
 }
 
 TEST(Sampler, TopPKeepsTheSmallestPrefixReachingP) {
