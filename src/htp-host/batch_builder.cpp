@@ -40,6 +40,13 @@ bool BatchBuilder::layout(htp_message_layout* out) const {
 
 void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l) const {
   auto* msg = static_cast<uint8_t*>(dst);
+  write_header(dst, seq, l);
+  // An empty batch has empty vectors whose data() may be null: memcpy must not see it.
+  if (!tensors_.empty()) std::memcpy(msg + l.tensors_offset, tensors_.data(), tensors_.size() * sizeof(htp_tensor));
+  if (!ops_.empty()) std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
+}
+
+void BatchBuilder::write_header(void* dst, uint64_t seq, const htp_message_layout& l) const {
   htp_batch_header h{};
   h.magic = HTP_BATCH_MAGIC;
   h.abi_version = HTP_ABI_VERSION;
@@ -51,10 +58,7 @@ void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l) c
   h.response_offset = l.response_offset;
   h.trace_offset = l.trace_offset;
   h.message_size = l.message_size;
-  std::memcpy(msg, &h, sizeof h);
-  // An empty batch has empty vectors whose data() may be null: memcpy must not see it.
-  if (!tensors_.empty()) std::memcpy(msg + l.tensors_offset, tensors_.data(), tensors_.size() * sizeof(htp_tensor));
-  if (!ops_.empty()) std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
+  std::memcpy(dst, &h, sizeof h);
 }
 
 }  // namespace hexllm::htp_host

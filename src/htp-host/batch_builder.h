@@ -25,6 +25,8 @@ class BatchBuilder {
   bool layout(htp_message_layout* out) const;
   // Writes header, tensors and ops into `dst` (layout().message_size bytes, 8-byte aligned).
   void write(void* dst, uint64_t seq, const htp_message_layout& layout) const;
+  // Only the header, into a message that holds this batch's tensors and ops already.
+  void write_header(void* dst, uint64_t seq, const htp_message_layout& layout) const;
 
  private:
   struct Key {

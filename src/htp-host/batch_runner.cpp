@@ -43,14 +43,22 @@ void BatchRunner::fail_call(const BatchBuilder& batch, std::span<const graph::Te
        graph::op_name(nodes.front()->op), nodes.front()->name);
 }
 
-void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes) {
+void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes, uint64_t serial) {
   if (batch.n_ops() == 0) return;
   htp_message_layout layout{};
   if (!batch.layout(&layout)) fail("HTP: a batch of %u ops does not fit one message", batch.n_ops());
   const uint64_t t_write = now_ns();
   if (message_->size() < layout.message_size)
     message_ = pool_.allocate(Region::Messages, std::max<size_t>(layout.message_size, 2 * message_->size()));
-  batch.write(message_->data(), ++calls_, layout);
+  // The device only reads the ops and tensors of a message, so a kept batch that the message
+  // holds already needs only a new header.
+  if (serial != 0 && serial == written_serial_ && message_->data() == written_at_) {
+    batch.write_header(message_->data(), ++calls_, layout);
+  } else {
+    batch.write(message_->data(), ++calls_, layout);
+    written_serial_ = serial;
+    written_at_ = message_->data();
+  }
 
   // Only a device process can die and restart; the undo log makes its retry exact.
   const bool can_retry = restart_ && transport_.device_pid() != 0;
@@ -62,6 +70,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
       st = transport_.call(message_->data(), layout.message_size);
       break;
     } catch (const DeviceFault& f) {
+      written_serial_ = 0;  // whatever the device did last, the next call writes in full
       constexpr int kMaxRestarts = 3;
       if (!can_retry || attempt == kMaxRestarts) fail_call(batch, nodes, f.what(), f.op_in_flight);
       HEXLLM_LOG_WARN("%s; restarting the device and retrying the batch", f.what());

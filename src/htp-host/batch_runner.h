@@ -25,6 +25,9 @@ namespace hexllm::htp_host {
 struct PreparedBatch {
   BatchBuilder message;
   std::vector<uint32_t> op_node;
+  // Names this batch's content, unique per preparation (a prepared batch never changes after).
+  // A message that holds serial s already gets only a new header; 0: always written in full.
+  uint64_t serial = 0;
 };
 
 class BatchRunner {
@@ -37,7 +40,7 @@ class BatchRunner {
   bool has_room_for(const BatchBuilder& batch, const PreparedOp& p) const;
   // Runs `batch`; nodes[i] names op i in errors and profile lines. Throws naming the node on
   // any failure.
-  void run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes);
+  void run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes, uint64_t serial = 0);
 
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
   uint64_t calls() const { return calls_; }
@@ -54,6 +57,8 @@ class BatchRunner {
   bool restart_;
   HostProfile* host_;
   std::unique_ptr<backend::Buffer> message_;
+  uint64_t written_serial_ = 0;         // the kept batch whose ops and tensors message_ holds
+  const void* written_at_ = nullptr;    // ... written into this buffer
   std::vector<uint64_t> last_op_ns_;
   ReplayLog replay_;
   OpProfile ops_;

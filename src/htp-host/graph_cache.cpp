@@ -34,7 +34,7 @@ void tensor_words(const Tensor& t, uint64_t* w) {
 }
 
 // The graph's tensors are read one after another from scattered allocations: fetch a few ahead.
-constexpr size_t kPrefetchAhead = 4;
+constexpr size_t kPrefetchAhead = 12;
 void prefetch(const std::vector<Tensor*>& list, size_t i) {
   if (i + kPrefetchAhead >= list.size()) return;
   const auto* p = reinterpret_cast<const char*>(list[i + kPrefetchAhead]);

@@ -146,13 +146,14 @@ void HtpBackend::prepare_batches(std::span<const graph::Tensor* const> nodes, st
   }
   plan_.clear();
   if (out->back().op_node.empty()) out->pop_back();
+  for (PreparedBatch& b : *out) b.serial = ++batch_serials_;
 }
 
 void HtpBackend::run_batches(const std::vector<PreparedBatch>& batches, std::span<const graph::Tensor* const> nodes) {
   for (const PreparedBatch& b : batches) {
     op_nodes_.clear();
     for (uint32_t i : b.op_node) op_nodes_.push_back(nodes[i]);
-    runner_->run(b.message, op_nodes_);
+    runner_->run(b.message, op_nodes_, b.serial);
   }
 }
 

@@ -77,6 +77,7 @@ class HtpBackend final : public backend::Backend {
   std::unique_ptr<BatchRunner> runner_;
   GraphCache graphs_;
   uint64_t graphs_generation_ = ~0ull;  // pool generation the cached graphs were prepared in
+  uint64_t batch_serials_ = 0;          // the last PreparedBatch::serial given
   std::vector<const graph::Tensor*> run_nodes_;  // scratch: compute nodes of the current graph
   uint64_t graph_hits_ = 0;
   uint64_t graph_misses_ = 0;
