@@ -57,6 +57,9 @@ struct EngineOptions {
 // backend) and "ref" (the reference backend alone).
 std::vector<std::string> device_names();
 
+// The fusions EngineOptions::htp_fuse may list.
+std::vector<std::string> htp_fusion_names();
+
 struct Engine {
   std::unique_ptr<model::Model> model;
   std::vector<std::unique_ptr<backend::Backend>> backends;  // priority order; the last is the reference

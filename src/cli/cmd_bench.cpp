@@ -9,22 +9,13 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "cli/bench.h"
 #include "cli/commands.h"
-#include "cli/engine_options.h"
 #include "engine/roofline.h"
 
 namespace hexllm::cli {
 
 namespace {
-
-struct BenchOptions {
-  EngineOptions engine;
-  std::string threads;  // comma-separated list
-  int n_prompt = 512;
-  int n_gen = 128;
-  int reps = 5;
-  bool no_roofline = false;
-};
 
 struct Stats {
   double mean = 0, sd = 0;
@@ -38,6 +29,14 @@ Stats stats(const std::vector<double>& v) {
   s.sd = v.size() > 1 ? std::sqrt(s.sd / static_cast<double>(v.size() - 1)) : 0.0;
   return s;
 }
+
+double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
 
 std::vector<int> parse_threads(const std::string& list) {
   std::vector<int> out;
@@ -54,13 +53,6 @@ std::vector<int> parse_threads(const std::string& list) {
   return out;
 }
 
-double seconds_of(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Bytes read per generated token: every matrix once (the embedding only when it is the head).
 double bytes_per_token(const model::Model& m) {
   double bytes = 0;
   for (const graph::Tensor* t : m.weights().all)
@@ -68,7 +60,6 @@ double bytes_per_token(const model::Model& m) {
   return bytes;
 }
 
-// Multiply-adds x 2 per prompt token in the layer matrices (the head runs for one token only).
 double flops_per_token(const model::Model& m) {
   double n = 0;
   for (const model::LayerWeights& L : m.weights().layers)
@@ -83,7 +74,39 @@ double flops_per_token(const model::Model& m) {
   return 2 * n;
 }
 
+std::vector<int32_t> bench_prompt(const model::Model& m, int n) {
+  const size_t n_vocab = static_cast<size_t>(m.hparams().n_vocab);
+  std::vector<int32_t> prompt(static_cast<size_t>(n));
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 7919 + 13) % n_vocab);
+  return prompt;
+}
+
+void bench_warm_up(Engine& e) {
+  e.context->reset();
+  for (int32_t token : {1, 2, 3}) e.context->decode(std::span<const int32_t>(&token, 1), false);
+}
+
+double bench_pp(Engine& e, const std::vector<int32_t>& prompt) {
+  e.context->reset();
+  return static_cast<double>(prompt.size()) / seconds_of([&] { e.context->decode(prompt, false); });
+}
+
+double bench_tg(Engine& e, int n_gen) {
+  const int32_t n_vocab = static_cast<int32_t>(e.model->hparams().n_vocab);
+  e.context->reset();
+  return n_gen / seconds_of([&] {
+    int32_t token = 1;
+    for (int i = 0; i < n_gen; ++i) {
+      e.context->decode(std::span<const int32_t>(&token, 1), false);
+      token = (token * 31 + 7) % n_vocab;
+    }
+  });
+}
+
+namespace {
+
 int bench(const BenchOptions& o) {
+  if (o.ablate) return bench_ablation(o);
   if (o.n_prompt < 0 || o.n_gen < 0 || (o.n_prompt == 0 && o.n_gen == 0)) fail("-p and -n: nothing to run");
   const std::vector<int> thread_list = parse_threads(o.threads.empty() ? std::to_string(default_thread_count()) : o.threads);
 
@@ -108,13 +131,8 @@ int bench(const BenchOptions& o) {
     const model::Model& m = *e->model;
     bpt = bytes_per_token(m);
     fpt = flops_per_token(m);
-    const int32_t n_vocab = static_cast<int32_t>(m.hparams().n_vocab);
-    std::vector<int32_t> prompt(static_cast<size_t>(o.n_prompt));
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(n_vocab));
-
-    // Warm-up (first-touch of pages, device threads spinning up): a few decode steps.
-    e->context->reset();
-    for (int32_t token : {1, 2, 3}) e->context->decode(std::span<const int32_t>(&token, 1), false);
+    const std::vector<int32_t> prompt = bench_prompt(m, o.n_prompt);
+    bench_warm_up(*e);
 
     auto print = [&](const char* test, int n, const std::vector<double>& tps) {
       const Stats s = stats(tps);
@@ -127,24 +145,12 @@ int bench(const BenchOptions& o) {
     };
     if (o.n_prompt > 0) {
       std::vector<double> tps;
-      for (int r = 0; r < o.reps; ++r) {
-        e->context->reset();
-        tps.push_back(o.n_prompt / seconds_of([&] { e->context->decode(prompt, false); }));
-      }
+      for (int r = 0; r < o.reps; ++r) tps.push_back(bench_pp(*e, prompt));
       print("pp", o.n_prompt, tps);
     }
     if (o.n_gen > 0) {
       std::vector<double> tps;
-      for (int r = 0; r < o.reps; ++r) {
-        e->context->reset();
-        tps.push_back(o.n_gen / seconds_of([&] {
-          int32_t token = 1;
-          for (int i = 0; i < o.n_gen; ++i) {
-            e->context->decode(std::span<const int32_t>(&token, 1), false);
-            token = (token * 31 + 7) % n_vocab;
-          }
-        }));
-      }
+      for (int r = 0; r < o.reps; ++r) tps.push_back(bench_tg(*e, o.n_gen));
       print("tg", o.n_gen, tps);
     }
   }
@@ -180,6 +186,9 @@ Action add_bench_command(CLI::App& app) {
   sub->add_option("-n,--n-gen", o->n_gen, "Generated tokens of the tg test (0: skip)")->check(CLI::Range(0, 1 << 16));
   sub->add_option("-r,--repetitions", o->reps, "Repetitions of each test")->check(CLI::Range(1, 1000));
   sub->add_flag("--no-roofline", o->no_roofline, "Skip the bandwidth and int8 peak measurement");
+  sub->add_flag("--ablate", o->ablate,
+                "pp and tg with every HTP prepare mechanism on (graph cache, each fusion), each off in turn, and all off, "
+                "interleaved; a table of medians and ratios");
   return [o] { return bench(*o); };
 }
 

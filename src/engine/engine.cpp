@@ -7,6 +7,7 @@
 #include "backend/ref/ref_backend.h"
 #include "base/byte_size.h"
 #include "base/error.h"
+#include "htp-host/fusion.h"
 #include "htp-host/htp_backend.h"
 
 namespace hexllm {
@@ -17,6 +18,8 @@ int default_thread_count() {
 }
 
 std::vector<std::string> device_names() { return {"htp", "ref"}; }
+
+std::vector<std::string> htp_fusion_names() { return htp_host::fusion_names(); }
 
 std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
   const auto start = std::chrono::steady_clock::now();

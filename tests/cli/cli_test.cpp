@@ -94,6 +94,17 @@ TEST(Cli, HtpProfileCountsEveryMatmulOfTheRun) {
   EXPECT_NE(r.err.find("per call"), std::string::npos) << r.err;
 }
 
+// One row per variant: all on, the graph cache off, each fusion off, all off; the all-on row's
+// ratios are 1 by construction (each round divides by itself).
+TEST(Cli, BenchAblationTablesEveryVariant) {
+  const CliResult r = run("bench -m '" + tiny_model() + "' -p 16 -n 4 -r 2 -t 1 --ablate --no-roofline");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* row : {"| all on ", "| graph cache off ", "| fuse: no rms_norm_mul ", "| all off "})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << " missing:\n" << r.out;
+  EXPECT_NE(r.out.find("|  1.000 |"), std::string::npos) << r.out;
+  expect_error(run("bench -m '" + tiny_model() + "' -p 16 -n 4 --ablate --device ref"), "--ablate");
+}
+
 TEST(Cli, EvalWritesEveryPositionsLogits) {
   const std::string logits = test::temp_dir() + "/cli-eval.f32";
   const CliResult r = run("eval -m '" + tiny_model() + "' --tokens 1,2,3,4,5 --logits '" + logits + "' --json");

@@ -1,0 +1,103 @@
+// `hexllm bench --ablate`: what each HTP prepare mechanism is worth. Every variant gets its own
+// engine (loaded once); the repetitions go round the variants, so that a machine's drift over
+// the run falls on all of them alike, and each ratio is taken within one round.
+#include <algorithm>
+#include <cstdio>
+
+#include "base/error.h"
+#include "cli/bench.h"
+#include "engine/roofline.h"
+
+namespace hexllm::cli {
+
+namespace {
+
+struct Variant {
+  std::string name;
+  std::string fuse;
+  std::string graph_cache;
+};
+
+std::vector<Variant> variants() {
+  const std::vector<std::string> fusions = htp_fusion_names();
+  std::vector<Variant> v = {{"all on", "all", "on"}, {"graph cache off", "all", "on"}};
+  v[1].graph_cache = "off";
+  for (const std::string& off : fusions) {
+    std::string rest;
+    for (const std::string& f : fusions)
+      if (f != off) rest += (rest.empty() ? "" : ",") + f;
+    v.push_back({"fuse: no " + off, rest.empty() ? "none" : rest, "on"});
+  }
+  v.push_back({"all off", "none", "off"});
+  return v;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct Samples {
+  std::vector<double> pp, tg, pp_ratio, tg_ratio;  // t/s, and t/s over all-on's in the same round
+};
+
+}  // namespace
+
+int bench_ablation(const BenchOptions& o) {
+  if (o.engine.device != "htp") fail("--ablate: the mechanisms are the HTP device's (got --device %s)", o.engine.device.c_str());
+  if (o.n_prompt < 0 || o.n_gen < 0 || (o.n_prompt == 0 && o.n_gen == 0)) fail("-p and -n: nothing to run");
+  const std::vector<int> thread_list = parse_threads(o.threads.empty() ? std::to_string(default_thread_count()) : o.threads);
+  const std::vector<Variant> vs = variants();
+
+  for (int threads : thread_list) {
+    std::vector<std::unique_ptr<Engine>> engines;
+    for (const Variant& v : vs) {
+      EngineOptions eo = o.engine;
+      eo.n_threads = threads;
+      eo.n_ctx = std::max(o.n_prompt, o.n_gen) + 16;
+      eo.htp_fuse = v.fuse;
+      eo.htp_graph_cache = v.graph_cache;
+      engines.push_back(open_engine(eo));
+      bench_warm_up(*engines.back());
+    }
+    const model::Model& m = *engines.front()->model;
+    const std::vector<int32_t> prompt = bench_prompt(m, o.n_prompt);
+    const double fpt = flops_per_token(m), bpt = bytes_per_token(m);
+    const std::string description = m.description();
+    std::vector<Samples> s(vs.size());
+    for (int r = 0; r < o.reps; ++r)
+      for (size_t i = 0; i < vs.size(); ++i) {
+        if (o.n_prompt > 0) s[i].pp.push_back(bench_pp(*engines[i], prompt));
+        if (o.n_gen > 0) s[i].tg.push_back(bench_tg(*engines[i], o.n_gen));
+      }
+    for (size_t i = 0; i < vs.size(); ++i)
+      for (int r = 0; r < o.reps; ++r) {
+        if (o.n_prompt > 0) s[i].pp_ratio.push_back(s[i].pp[r] / s[0].pp[r]);
+        if (o.n_gen > 0) s[i].tg_ratio.push_back(s[i].tg[r] / s[0].tg[r]);
+      }
+    engines.clear();  // the roofline wants the machine to itself
+
+    const Roofline roof = o.no_roofline ? Roofline{} : measure_roofline(threads);
+    std::printf("%s, %d thread%s, %d rounds (medians; ratios to all on within each round)\n", description.c_str(),
+                threads, threads == 1 ? "" : "s", o.reps);
+    if (!o.no_roofline)
+      std::printf("roofline (measured now): read bandwidth %.1f GB/s, int8 dot peak %.0f GOP/s (%s)\n", roof.read_gbps,
+                  roof.int8_gops, roof.int8_isa);
+    std::printf("| %-22s | %9s | %6s | %8s | %9s | %6s | %8s |\n", "variant", "pp t/s", "ratio", "% int8", "tg t/s", "ratio",
+                "% bw");
+    std::printf("| %s | --------: | -----: | -------: | --------: | -----: | -------: |\n", std::string(22, '-').c_str());
+    for (size_t i = 0; i < vs.size(); ++i) {
+      const double pp = median(s[i].pp), tg = median(s[i].tg);
+      std::printf("| %-22s | %9.2f | %6.3f | %7.1f%% | %9.2f | %6.3f | %7.1f%% |\n", vs[i].name.c_str(), pp,
+                  median(s[i].pp_ratio), roof.int8_gops > 0 ? 100 * fpt * pp / 1e9 / roof.int8_gops : 0.0, tg,
+                  median(s[i].tg_ratio), roof.read_gbps > 0 ? 100 * bpt * tg / 1e9 / roof.read_gbps : 0.0);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace hexllm::cli
