@@ -58,6 +58,11 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     batch.write(message_->data(), ++calls_, layout);
     written_serial_ = serial;
     written_at_ = message_->data();
+    // The profile reads opcodes every call: a compact copy, not the descriptors.
+    if (host_ != nullptr) {
+      opcodes_.clear();
+      for (const htp_op_desc& op : batch.ops()) opcodes_.push_back(op.opcode);
+    }
   }
 
   // Only a device process can die and restart; the undo log makes its retry exact.
@@ -91,7 +96,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     const uint64_t wall = t_response - t_call;
     uint64_t ops_ns = 0;
     for (size_t i = 0; i < last_op_ns_.size(); i++) {
-      ops_.add_op(batch.ops()[i].opcode, last_op_ns_[i]);
+      ops_.add_op(opcodes_[i], last_op_ns_[i]);
       ops_ns += last_op_ns_[i];
     }
     ops_.add_call(wall, ops_ns);
@@ -100,7 +105,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     host_->add(HostPhase::Call, wall - device);
     host_->add(HostPhase::Device, device);
     host_->add(HostPhase::Response, now_ns() - t_response);
-    host_->count_ops(batch.ops().data(), batch.n_ops());
+    host_->count_ops(opcodes_.data(), static_cast<uint32_t>(opcodes_.size()));
   }
   if (st != HTP_OK) {
     const std::string what = strprintf("HTP device (%s) failed with %s", transport_.session().c_str(), htp_status_name(st));

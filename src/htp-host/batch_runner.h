@@ -59,6 +59,7 @@ class BatchRunner {
   std::unique_ptr<backend::Buffer> message_;
   uint64_t written_serial_ = 0;         // the kept batch whose ops and tensors message_ holds
   const void* written_at_ = nullptr;    // ... written into this buffer
+  std::vector<uint32_t> opcodes_;       // of the batch message_ holds (profile only)
   std::vector<uint64_t> last_op_ns_;
   ReplayLog replay_;
   OpProfile ops_;

@@ -32,10 +32,10 @@ void push_ring(std::vector<uint64_t>* ring, uint64_t calls, uint64_t v) {
 
 const char* host_phase_name(HostPhase p) { return kPhaseNames[static_cast<size_t>(p)]; }
 
-void HostProfile::count_ops(const htp_op_desc* ops, uint32_t n) {
+void HostProfile::count_ops(const uint32_t* opcodes, uint32_t n) {
   ops_ += n;
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t op = ops[i].opcode;
+    const uint32_t op = opcodes[i];
     if (op == HTP_OP_MUL_MAT || op == HTP_OP_MUL_MAT_ID || op == HTP_OP_MUL_MAT_ADD || op == HTP_OP_MUL_MAT_QKV ||
         op == HTP_OP_MUL_MAT_FFN || op == HTP_OP_RMS_NORM_MUL)
       coverage_[op]++;

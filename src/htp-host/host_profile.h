@@ -35,7 +35,7 @@ class HostProfile {
   // The current call's phase times accumulate until end_call().
   void add(HostPhase p, uint64_t ns) { current_[static_cast<size_t>(p)] += ns; }
   // Counts the ops of one device batch (coverage counters).
-  void count_ops(const htp_op_desc* ops, uint32_t n);
+  void count_ops(const uint32_t* opcodes, uint32_t n);
   void graph_hit() { ++hits_; }
   void graph_miss() { ++misses_; }
   // Closes the call; `nodes` (may be empty) describe it for the long-tail probe.
