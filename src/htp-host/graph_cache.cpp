@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "base/digest.h"
+
 namespace hexllm::htp_host {
 
 namespace {
@@ -25,12 +27,22 @@ static_assert((kFieldsEnd - kFieldsBegin) % 8 == 0, "fields copied as words");
 static_assert(sizeof(Tensor::type) == 4 && sizeof(Tensor::op) == 2, "header packing");
 
 // A model weight is fixed from load on (its device copy is placed then, by identity), so the
-// header alone stands for it: the key reads one cache line of it instead of five.
-void tensor_words(const Tensor& t, uint64_t* w) {
+// header alone stands for it: the key reads one cache line of it instead of five. Returns the
+// words that count (the rest of the block is zero).
+size_t tensor_words(const Tensor& t, uint64_t* w) {
   w[0] = static_cast<uint64_t>(static_cast<uint16_t>(t.type)) | static_cast<uint64_t>(t.op) << 16 |
          static_cast<uint64_t>(t.flags) << 32;
-  if (t.op == graph::Op::NONE && t.has_flag(graph::kFlagWeight)) std::memset(w + 1, 0, kFieldWords * 8);
-  else std::memcpy(w + 1, reinterpret_cast<const uint8_t*>(&t) + kFieldsBegin, kFieldWords * 8);
+  if (t.op == graph::Op::NONE && t.has_flag(graph::kFlagWeight)) {
+    std::memset(w + 1, 0, kFieldWords * 8);
+    return 1;
+  }
+  std::memcpy(w + 1, reinterpret_cast<const uint8_t*>(&t) + kFieldsBegin, kFieldWords * 8);
+  return kTensorWords;
+}
+
+size_t counted_words(uint64_t header) {
+  const auto op = static_cast<graph::Op>(header >> 16 & 0xffff);
+  return op == graph::Op::NONE && ((header >> 32) & graph::kFlagWeight) != 0 ? 1 : kTensorWords;
 }
 
 // The graph's tensors are read one after another from scattered allocations: fetch a few ahead.
@@ -55,17 +67,22 @@ void GraphCache::key_of(const graph::Graph& graph, std::vector<uint64_t>* key) {
     }
 }
 
-bool GraphCache::has_key(const graph::Graph& graph, const std::vector<uint64_t>& key) {
-  if (key.size() != key_words(graph)) return false;
-  const uint64_t* k = key.data();
+GraphDigest GraphCache::digest_of(const graph::Graph& graph) {
+  WordDigest d;
   uint64_t w[kTensorWords];
   for (const auto* list : {&graph.nodes(), &graph.leafs()})
-    for (size_t i = 0; i < list->size(); ++i, k += kTensorWords) {
+    for (size_t i = 0; i < list->size(); ++i) {
       prefetch(*list, i);
-      tensor_words(*(*list)[i], w);
-      if (std::memcmp(w, k, sizeof w) != 0) return false;
+      d.add_block(w, tensor_words(*(*list)[i], w));
     }
-  return true;
+  return d.finish();
+}
+
+GraphDigest GraphCache::digest_of(const std::vector<uint64_t>& key) {
+  WordDigest d;
+  for (size_t at = 0; at + kTensorWords <= key.size(); at += kTensorWords)
+    d.add_block(key.data() + at, counted_words(key[at]));
+  return d.finish();
 }
 
 // Four independent multiply-rotate lanes: only the bucket depends on it, equality is exact.
@@ -84,12 +101,17 @@ size_t GraphCache::KeyHash::operator()(const std::vector<uint64_t>& k) const {
 }
 
 const PreparedGraph* GraphCache::lookup(const graph::Graph& graph) {
-  if (last_ != nullptr && has_key(graph, last_->first)) return &last_->second;
+  if (last_ != nullptr && digest_of(graph) == last_digest_) return &last_->second;
   key_of(graph, &missed_);
   const auto it = map_.find(missed_);
   if (it == map_.end()) return nullptr;
-  last_ = &*it;
+  remember(&*it);
   return &it->second;
+}
+
+void GraphCache::remember(const Entry* e) {
+  last_ = e;
+  last_digest_ = digest_of(e->first);
 }
 
 const PreparedGraph& GraphCache::store(PreparedGraph prepared) { return insert(missed_, std::move(prepared)); }
@@ -102,7 +124,7 @@ const PreparedGraph* GraphCache::find(const std::vector<uint64_t>& key) const {
 const PreparedGraph& GraphCache::insert(const std::vector<uint64_t>& key, PreparedGraph prepared) {
   if (map_.size() >= kMaxEntries) clear();
   const auto it = map_.insert_or_assign(key, std::move(prepared)).first;
-  last_ = &*it;
+  remember(&*it);
   return it->second;
 }
 

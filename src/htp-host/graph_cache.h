@@ -6,6 +6,7 @@
 // finds its batches here and skips description, op preparation and batching.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -16,6 +17,8 @@
 
 namespace hexllm::htp_host {
 
+using GraphDigest = std::array<uint64_t, 2>;
+
 struct PreparedGraph {
   bool device_takes_all = false;  // false: some node runs elsewhere (scheduled node by node)
   std::vector<PreparedBatch> batches;
@@ -25,12 +28,14 @@ class GraphCache {
  public:
   // The key of `graph` into `key` (resized to fit).
   static void key_of(const graph::Graph& graph, std::vector<uint64_t>* key);
-  // Whether `graph` has `key`, compared as it is read: no key is built.
-  static bool has_key(const graph::Graph& graph, const std::vector<uint64_t>& key);
+  // A 128-bit digest of the key, from the graph as it is read (no key built) or from a key:
+  // both give the same value for the same content.
+  static GraphDigest digest_of(const graph::Graph& graph);
+  static GraphDigest digest_of(const std::vector<uint64_t>& key);
 
-  // The batches prepared for a graph of this content, or nullptr. The entry found last is
-  // compared first, in one pass over the graph: consecutive decode calls hit it without a key
-  // being built or hashed.
+  // The batches prepared for a graph of this content, or nullptr. The entry found last is tried
+  // first by digest, in one pass over the graph that neither builds nor reads a stored key:
+  // consecutive decode calls hit it that way. Any other lookup compares whole keys.
   const PreparedGraph* lookup(const graph::Graph& graph);
   // Stores `prepared` under the key of the graph the last lookup() missed.
   const PreparedGraph& store(PreparedGraph prepared);
@@ -51,8 +56,12 @@ class GraphCache {
   struct KeyHash {
     size_t operator()(const std::vector<uint64_t>& k) const;
   };
+  using Entry = std::pair<const std::vector<uint64_t>, PreparedGraph>;
+  void remember(const Entry* e);
+
   std::unordered_map<std::vector<uint64_t>, PreparedGraph, KeyHash> map_;
-  const std::pair<const std::vector<uint64_t>, PreparedGraph>* last_ = nullptr;
+  const Entry* last_ = nullptr;
+  GraphDigest last_digest_{};
   std::vector<uint64_t> missed_;  // key of the graph the last lookup missed
 };
 

@@ -146,6 +146,41 @@ TEST(GraphCache, TheLastEntryFoundIsComparedInFull) {
   EXPECT_EQ(cache.lookup(g), nullptr);
 }
 
+// The digest read from a graph equals the digest of its key, and moves with any change to it,
+// including the order of two nodes (the lanes are scrambled between tensors).
+TEST(GraphCache, DigestOfAGraphIsTheDigestOfItsKey) {
+  graph::Context ctx;
+  graph::Tensor* a = ctx.new_tensor(Type::F32, {8, 4});
+  graph::Tensor* b = ctx.new_tensor(Type::F32, {8, 4});
+  std::vector<float> da(32), db(32), out(32);
+  a->data = da.data();
+  b->data = db.data();
+  b->flags |= graph::kFlagWeight;
+  graph::Tensor* x = graph::scale(ctx, a, 2.0f);
+  graph::Tensor* y = graph::scale(ctx, b, 2.0f);
+  auto digests = [&](graph::Tensor* first, graph::Tensor* second) {
+    graph::Graph g;
+    g.expand(first);
+    g.expand(second);
+    for (graph::Tensor* n : g.nodes()) n->data = out.data();
+    std::vector<uint64_t> k;
+    htp_host::GraphCache::key_of(g, &k);
+    const htp_host::GraphDigest from_graph = htp_host::GraphCache::digest_of(g);
+    EXPECT_EQ(from_graph, htp_host::GraphCache::digest_of(k));
+    return from_graph;
+  };
+  const htp_host::GraphDigest d0 = digests(x, y);
+  EXPECT_EQ(digests(x, y), d0);
+  EXPECT_NE(digests(y, x), d0);  // the same tensors in another order
+  x->set_param_f(0, 3.0f);
+  EXPECT_NE(digests(x, y), d0);
+  x->set_param_f(0, 2.0f);
+  a->nb[1] = 64;
+  EXPECT_NE(digests(x, y), d0);
+  a->nb[1] = 32;
+  EXPECT_EQ(digests(x, y), d0);
+}
+
 TEST(GraphCache, StartsOverPastItsBound) {
   htp_host::GraphCache cache;
   for (uint64_t i = 0; i <= htp_host::GraphCache::kMaxEntries; ++i) cache.insert({i}, {});
