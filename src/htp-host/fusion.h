@@ -15,6 +15,10 @@ namespace hexllm::htp_host {
 // Which fusions may form: "all", "none", or a comma list of names (fusion_names()).
 struct FuseOptions {
   bool rms_norm_mul = true;  // RMS_NORM -> MUL by a weight row
+  bool mul_mat_add = true;   // MUL_MAT -> ADD of a bias row or a residual
+  bool qkv = true;           // three MUL_MATs on one activation (each with an optional bias ADD)
+  bool ffn = true;           // MUL_MAT gate, MUL_MAT up -> SWIGLU / GEGLU
+  bool moe_ffn = true;       // the same with MUL_MAT_ID
   static FuseOptions parse(const std::string& text);  // throws naming the unknown name
 };
 // The names FuseOptions::parse takes.
@@ -28,9 +32,17 @@ struct PlannedOp {
   uint32_t opcode;   // the fused opcode when n_nodes > 1
 };
 
-// The candidate groups of `run` (the compute nodes of `graph`, in order): a candidate still
-// needs the device to accept its fused op. Nodes outside a group plan as themselves.
-void plan_fusions(const graph::Graph& graph, std::span<const graph::Tensor* const> run, const FuseOptions& opts,
+// The order the device runs `run` (the compute nodes of `graph`, in graph order) in: indices
+// into run. With `reorder`, matmuls on one activation (and the bias or residual ADD, the GLU
+// that reads them) are pulled together within a window of nodes, and only where no node they
+// pass reads or writes bytes they write or read (the memory plan reuses buffers, so this is
+// checked on the tensors' bytes, not only on the graph's edges). Without it, the identity.
+void plan_order(std::span<const graph::Tensor* const> run, bool reorder, std::vector<uint32_t>* order);
+
+// The candidate groups of `seq` (the compute nodes of `graph` in the order they will run): a
+// candidate still needs the device to accept its fused op. Nodes outside a group plan as
+// themselves.
+void plan_fusions(const graph::Graph& graph, std::span<const graph::Tensor* const> seq, const FuseOptions& opts,
                   std::vector<PlannedOp>* out);
 
 }  // namespace hexllm::htp_host

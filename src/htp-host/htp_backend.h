@@ -31,6 +31,7 @@ struct HtpOptions : SessionOptions {
   std::string profile_json;
   bool graph_cache = true;  // reuse the prepared batches of a graph seen before
   std::string fuse = "all";  // fusions the prepare stage may form (fusion.h)
+  bool reorder = true;       // pull matmuls on one activation together so fusions form (plan_order)
 };
 
 // "async", "inline", "zero-copy".
@@ -89,12 +90,16 @@ class HtpBackend final : public backend::Backend {
   void end_profiled_call();
 
   std::vector<PlannedOp> plan_;  // scratch: the current run's device ops
+  std::vector<uint32_t> order_;  // scratch: the run's nodes in device order (indices into the run)
+  std::vector<const graph::Tensor*> ordered_;  // scratch: the run's nodes in that order
   std::vector<const graph::Tensor*> op_nodes_;  // scratch: the node naming each op of a batch
 
   // Prepares the planned ops of `nodes` (plan_; one per node when it is empty) and cuts them
   // into batches that fit the window and the session's tensor table. A fused op the device
   // refuses is prepared as its separate nodes. Throws naming a node the device cannot run.
-  void prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out);
+  // `order` (when not empty) maps each of `nodes` to its index in the run the batches name.
+  void prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out,
+                       std::span<const uint32_t> order = {});
   void run_batches(const std::vector<PreparedBatch>& batches, std::span<const graph::Tensor* const> nodes);
 };
 
