@@ -42,42 +42,32 @@ const Tensor* addend_of(const Tensor* add, const Tensor* mm) {
 
 constexpr uint32_t kReorderWindow = 48;  // nodes a pulled node may pass
 
-struct Bytes {
-  uintptr_t lo, hi;  // [lo, hi); lo == hi == 0: unknown (conflicts with everything)
-};
+// The storage a node writes: its own, or its root's for an in-place op (SET_ROWS, CPY) and views.
+const Tensor* written_by(const Tensor* n) { return graph::storage_root(n); }
 
-Bytes bytes_of(const Tensor* t) {
-  if (t->data == nullptr) return {0, 0};
-  uint64_t extent = t->row_bytes();
-  for (int d = 1; d < 4; ++d)
-    if (t->ne[d] > 1) extent += static_cast<uint64_t>(t->ne[d] - 1) * t->nb[d];
-  const auto lo = reinterpret_cast<uintptr_t>(t->data);
-  return {lo, lo + extent};
-}
-
-bool overlap(const Bytes& a, const Bytes& b) {
-  if (a.hi == 0 || b.hi == 0) return true;
-  return a.lo < b.hi && b.lo < a.hi;
-}
-
-// May `n` run before `m` (which ran first)? Neither may read what the other writes, nor both
-// write the same bytes; and n must not read m's result through a view.
-bool commutes(const Tensor* n, const Tensor* m) {
-  const Bytes wn = bytes_of(n), wm = bytes_of(m);
-  if (overlap(wn, wm)) return false;
+bool reads(const Tensor* n, const Tensor* root) {
   for (const Tensor* s : n->src)
-    if (s != nullptr && (graph::storage_root(s) == m || overlap(bytes_of(s), wm))) return false;
-  for (const Tensor* s : m->src)
-    if (s != nullptr && overlap(bytes_of(s), wn)) return false;
-  return true;
+    if (s != nullptr && graph::storage_root(s) == root) return true;
+  return false;
 }
 
-// Moves seq[from] to position `to` (< from) when it commutes with every node it passes.
-bool pull(std::span<const Tensor* const> run, std::vector<uint32_t>* seq, uint32_t from, uint32_t to) {
+// May `n` run before `m`, which came first? Not when n reads m's result (directly or through a
+// view), nor when either writes storage the other reads or writes. Memory is not planned yet,
+// so distinct storage roots are distinct bytes.
+bool commutes(const Tensor* n, const Tensor* m) {
+  for (const Tensor* s : n->src)
+    if (s == m) return false;
+  const Tensor* wn = written_by(n);
+  const Tensor* wm = written_by(m);
+  return wn != wm && !reads(n, wm) && !reads(m, wn);
+}
+
+// Moves seq[from] to position `to` (<= from) when it commutes with every node it passes.
+bool pull(std::span<Tensor* const> nodes, std::vector<uint32_t>* seq, uint32_t from, uint32_t to) {
   if (from < to || from - to > kReorderWindow) return false;
-  const Tensor* n = run[(*seq)[from]];
+  const Tensor* n = nodes[(*seq)[from]];
   for (uint32_t k = to; k < from; ++k)
-    if (!commutes(n, run[(*seq)[k]])) return false;
+    if (!commutes(n, nodes[(*seq)[k]])) return false;
   const uint32_t idx = (*seq)[from];
   seq->erase(seq->begin() + from);
   seq->insert(seq->begin() + to, idx);
@@ -111,20 +101,19 @@ FuseOptions FuseOptions::parse(const std::string& text) {
   return o;
 }
 
-void plan_order(std::span<const Tensor* const> run, bool reorder, std::vector<uint32_t>* order) {
-  order->resize(run.size());
-  for (uint32_t i = 0; i < run.size(); ++i) (*order)[i] = i;
-  if (!reorder) return;
+void plan_order(std::span<Tensor* const> nodes, std::vector<uint32_t>* order) {
+  order->resize(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i) (*order)[i] = i;
   std::vector<uint32_t>& seq = *order;
   const uint32_t n = static_cast<uint32_t>(seq.size());
-  // Position of the first later node (within the window) that satisfies `want`, or n.
+  // Position of the first node at or after `at` (within the window) that satisfies `want`, or n.
   auto find_after = [&](uint32_t at, auto&& want) {
     for (uint32_t k = at; k < n && k < at + kReorderWindow; ++k)
-      if (want(run[seq[k]])) return k;
+      if (want(nodes[seq[k]])) return k;
     return n;
   };
   for (uint32_t i = 0; i < n; ++i) {
-    const Tensor* anchor = run[seq[i]];
+    const Tensor* anchor = nodes[seq[i]];
     const Op op = anchor->op;
     if (!is_weight_matmul(anchor, Op::MUL_MAT) && !is_weight_matmul(anchor, Op::MUL_MAT_ID)) continue;
     const Tensor* x = anchor->src[1];
@@ -133,7 +122,7 @@ void plan_order(std::span<const Tensor* const> run, bool reorder, std::vector<ui
     auto pull_add = [&](const Tensor* mm) {
       if (op != Op::MUL_MAT) return;
       const uint32_t k = find_after(p, [&](const Tensor* t) { return addend_of(t, mm) != nullptr; });
-      if (k < n && pull(run, &seq, k, p)) ++p;
+      if (k < n && pull(nodes, &seq, k, p)) ++p;
     };
     pull_add(anchor);
     std::vector<const Tensor*> group{anchor};
@@ -141,8 +130,8 @@ void plan_order(std::span<const Tensor* const> run, bool reorder, std::vector<ui
       const uint32_t k = find_after(p, [&](const Tensor* t) {
         return is_weight_matmul(t, op) && t->src[1] == x && t->src[2] == anchor->src[2];
       });
-      if (k >= n || !pull(run, &seq, k, p)) break;
-      group.push_back(run[seq[p++]]);
+      if (k >= n || !pull(nodes, &seq, k, p)) break;
+      group.push_back(nodes[seq[p++]]);
       pull_add(group.back());
     }
     if (group.size() == 2) {  // gate and up: the GLU that reads both right behind them
@@ -150,7 +139,7 @@ void plan_order(std::span<const Tensor* const> run, bool reorder, std::vector<ui
         return (t->op == Op::SWIGLU || t->op == Op::GEGLU) &&
                ((t->src[0] == group[0] && t->src[1] == group[1]) || (t->src[0] == group[1] && t->src[1] == group[0]));
       });
-      if (k < n && pull(run, &seq, k, p)) ++p;
+      if (k < n && pull(nodes, &seq, k, p)) ++p;
     }
     i = p - 1;
   }

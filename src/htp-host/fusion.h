@@ -32,12 +32,11 @@ struct PlannedOp {
   uint32_t opcode;   // the fused opcode when n_nodes > 1
 };
 
-// The order the device runs `run` (the compute nodes of `graph`, in graph order) in: indices
-// into run. With `reorder`, matmuls on one activation (and the bias or residual ADD, the GLU
-// that reads them) are pulled together within a window of nodes, and only where no node they
-// pass reads or writes bytes they write or read (the memory plan reuses buffers, so this is
-// checked on the tensors' bytes, not only on the graph's edges). Without it, the identity.
-void plan_order(std::span<const graph::Tensor* const> run, bool reorder, std::vector<uint32_t>* order);
+// A dependency-safe order of `nodes` (a graph's nodes, before its memory is planned) in which
+// matmuls on one activation, the bias or residual ADD of each and the GLU reading a pair of
+// them are pulled together, within a window of nodes, so that the fusions can form: indices
+// into nodes. A node moves only past nodes it neither reads nor writes the storage of.
+void plan_order(std::span<graph::Tensor* const> nodes, std::vector<uint32_t>* order);
 
 // The candidate groups of `seq` (the compute nodes of `graph` in the order they will run): a
 // candidate still needs the device to accept its fused op. Nodes outside a group plan as

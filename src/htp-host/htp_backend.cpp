@@ -101,8 +101,7 @@ bool HtpBackend::supports(const graph::Tensor& node) const {
   return prepare(node, &p) == HTP_OK;
 }
 
-void HtpBackend::prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out,
-                                 std::span<const uint32_t> order) {
+void HtpBackend::prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out) {
   // The run is cut into batches whose weight banks fit the window beside the pinned banks
   // (docs/DESIGN.md §6) and whose tensors fit the session's table; with the whole model inside
   // the window this is one batch.
@@ -123,7 +122,7 @@ void HtpBackend::prepare_batches(std::span<const graph::Tensor* const> nodes, st
       banks = 0;
     }
     p.add_to(&out->back().message);
-    out->back().op_node.push_back(order.empty() ? node : order[node]);
+    out->back().op_node.push_back(node);
     banks |= need;
   };
   PreparedOp p;
@@ -168,6 +167,12 @@ void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
   end_profiled_call();
 }
 
+void HtpBackend::schedule(graph::Graph& graph) {
+  if (!opts_.reorder) return;
+  plan_order(graph.nodes(), &order_);
+  graph.reorder(order_);
+}
+
 bool HtpBackend::compute_graph(const graph::Graph& graph) {
   if (!opts_.graph_cache) return false;
   begin_profiled_call();
@@ -198,11 +203,8 @@ bool HtpBackend::compute_graph(const graph::Graph& graph) {
         break;
       }
     if (fresh.device_takes_all) {
-      plan_order(run_nodes_, opts_.reorder, &order_);
-      ordered_.clear();
-      for (uint32_t i : order_) ordered_.push_back(run_nodes_[i]);
-      plan_fusions(graph, ordered_, fuse_, &plan_);
-      prepare_batches(ordered_, &fresh.batches, order_);
+      plan_fusions(graph, run_nodes_, fuse_, &plan_);
+      prepare_batches(run_nodes_, &fresh.batches);
     }
     prepared = &graphs_.insert(key_, std::move(fresh));
     end_phase(HostPhase::Prepare);

@@ -46,6 +46,8 @@ class HtpBackend final : public backend::Backend {
   bool supports(const graph::Tensor& node) const override;
   void compute(std::span<graph::Tensor* const> nodes) override;
   bool compute_graph(const graph::Graph& graph) override;
+  // With --htp-reorder on: matmuls on one activation pulled together so they fuse (plan_order).
+  void schedule(graph::Graph& graph) override;
   std::unique_ptr<backend::Buffer> alloc_buffer(backend::MemoryKind kind, size_t bytes) override;
   void load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress,
                     const backend::WeightCopied& copied) override;
@@ -90,16 +92,13 @@ class HtpBackend final : public backend::Backend {
   void end_profiled_call();
 
   std::vector<PlannedOp> plan_;  // scratch: the current run's device ops
-  std::vector<uint32_t> order_;  // scratch: the run's nodes in device order (indices into the run)
-  std::vector<const graph::Tensor*> ordered_;  // scratch: the run's nodes in that order
+  std::vector<uint32_t> order_;  // scratch: schedule()'s node order
   std::vector<const graph::Tensor*> op_nodes_;  // scratch: the node naming each op of a batch
 
   // Prepares the planned ops of `nodes` (plan_; one per node when it is empty) and cuts them
   // into batches that fit the window and the session's tensor table. A fused op the device
   // refuses is prepared as its separate nodes. Throws naming a node the device cannot run.
-  // `order` (when not empty) maps each of `nodes` to its index in the run the batches name.
-  void prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out,
-                       std::span<const uint32_t> order = {});
+  void prepare_batches(std::span<const graph::Tensor* const> nodes, std::vector<PreparedBatch>* out);
   void run_batches(const std::vector<PreparedBatch>& batches, std::span<const graph::Tensor* const> nodes);
 };
 

@@ -80,6 +80,7 @@ void Context::decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool a
   GraphBuilder builder(model_, kv_, shape, ctx, gf);
   graph::Tensor* out = build_forward(builder);
 
+  scheduler_.primary().schedule(gf);
   const graph::MemoryPlan plan(gf);
   if (!compute_ || compute_->size() < plan.size())
     compute_ = scheduler_.primary().alloc_buffer(backend::MemoryKind::Compute, plan.size());
