@@ -40,6 +40,8 @@ class BatchRunner {
   void run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes);
 
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
+  // The opcodes of the last call's ops, in order (tests check which ops formed).
+  const std::vector<uint32_t>& last_opcodes() const { return last_opcodes_; }
   uint64_t calls() const { return calls_; }
   uint64_t restarts() const { return restarts_; }
   // Device time per op kind (with a host profile only).
@@ -55,6 +57,7 @@ class BatchRunner {
   HostProfile* host_;
   std::unique_ptr<backend::Buffer> message_;
   std::vector<uint64_t> last_op_ns_;
+  std::vector<uint32_t> last_opcodes_;
   ReplayLog replay_;
   OpProfile ops_;
   uint64_t calls_ = 0;

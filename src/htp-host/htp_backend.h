@@ -59,6 +59,7 @@ class HtpBackend final : public backend::Backend {
   uint64_t restarts() const { return runner_->restarts(); }
   // Device time per op of the last call (ns), in the order of the nodes it ran.
   const std::vector<uint64_t>& last_op_ns() const { return runner_->last_op_ns(); }
+  const std::vector<uint32_t>& last_opcodes() const { return runner_->last_opcodes(); }
   uint64_t calls() const { return runner_->calls(); }
   // Distinct ops whose descriptors were built (OpCache): a repeated graph adds none.
   size_t cached_ops() const { return preparer_.cached_ops(); }
