@@ -82,6 +82,51 @@ TEST_P(GoldenTransports, ProcessMatchesInprocBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, GoldenTransports, testing::ValuesIn(all_cases()), case_name);
 
+// The prepare stage changes what runs, never the numbers: with every fusion, the reorder and
+// the graph cache off (--htp-fuse none --htp-reorder off --htp-graph-cache off) both
+// transports give the default run's logits bit for bit (the fused kernels reuse the quantized
+// activation and the dot kernels and apply the ADD / GLU to the same floats), and stay within
+// the golden limits.
+TEST_P(GoldenTransports, UnfusedMatchesFusedBitForBit) {
+  GOLDEN_OR_SKIP(golden);
+  const Case& c = GetParam();
+  const std::string stem = golden + "/cases/" + c.model + "__" + c.prompt;
+  const nlohmann::json j = test::read_json(stem + ".json");
+  const std::vector<int32_t> prompt = j["tokens"].get<std::vector<int32_t>>();
+  std::vector<int32_t> steps;
+  for (const auto& s : j["greedy"]["steps"])
+    if (steps.size() < 4) steps.push_back(s["token"].get<int32_t>());
+
+  EngineOptions opts;
+  opts.model_path = test::decompress(golden, "models/" + c.model + ".gguf.xz");
+  opts.device = "htp";
+  opts.n_threads = 2;
+  opts.n_ctx = static_cast<int64_t>(prompt.size() + steps.size()) + 8;
+  opts.htp_device = HEXLLM_TEST_HTP_DEVICE;
+  opts.htp_transport = "inproc";
+  const std::vector<float> fused = test::prompt_and_step_logits(opts, prompt, steps);
+  opts.htp_fuse = "none";
+  opts.htp_reorder = "off";
+  opts.htp_graph_cache = "off";
+  const size_t n_vocab = j["n_vocab"];
+  const std::vector<float> golden_rows = test::read_f32(stem + ".f32");
+  const auto rows = j["logits_rows"].get<std::vector<size_t>>();
+  for (const char* transport : {"inproc", "process"}) {
+    opts.htp_transport = transport;
+    const std::vector<float> plain = test::prompt_and_step_logits(opts, prompt, steps);
+    ASSERT_EQ(fused.size(), plain.size()) << transport;
+    size_t differ = 0;
+    for (size_t i = 0; i < fused.size(); ++i) differ += std::memcmp(&fused[i], &plain[i], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0u) << transport << ": of " << fused.size() << " logits";
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const std::span<const float> ref(golden_rows.data() + k * n_vocab, n_vocab);
+      EXPECT_LE(test::nmse(ref, std::span<const float>(plain).subspan(rows[k] * n_vocab, n_vocab)),
+                nmse_limit(c.model))
+          << transport << ": position " << rows[k];
+    }
+  }
+}
+
 // The same bit-for-bit comparison without the golden data: synthetic models of every
 // architecture family (dense llama, qwen3 MoE, gemma3 with sliding window), prompt and decode.
 class GeneratedTransports : public testing::TestWithParam<std::string> {};
@@ -112,6 +157,16 @@ TEST_P(GeneratedTransports, ProcessMatchesInprocBitForBit) {
   size_t differ = 0;
   for (size_t i = 0; i < inproc.size(); ++i) differ += std::memcmp(&inproc[i], &process[i], sizeof(float)) != 0;
   EXPECT_EQ(differ, 0u) << "of " << inproc.size() << " logits";
+  // And with the prepare stage off (no fusion, reorder or graph cache; the MoE preset has fused
+  // expert FFNs when it is on): the same bits.
+  opts.htp_fuse = "none";
+  opts.htp_reorder = "off";
+  opts.htp_graph_cache = "off";
+  const std::vector<float> plain = test::prompt_and_step_logits(opts, prompt, steps);
+  ASSERT_EQ(inproc.size(), plain.size());
+  differ = 0;
+  for (size_t i = 0; i < inproc.size(); ++i) differ += std::memcmp(&inproc[i], &plain[i], sizeof(float)) != 0;
+  EXPECT_EQ(differ, 0u) << "unfused: of " << inproc.size() << " logits";
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, GeneratedTransports, testing::Values("tiny", "tiny-qwen3moe", "tiny-gemma3"),
