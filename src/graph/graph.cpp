@@ -22,21 +22,12 @@ const char* label(const Tensor* t) { return t->name[0] != '\0' ? t->name : op_na
 // stack would like.
 void Graph::reorder(const std::vector<uint32_t>& order) {
   if (order.size() != nodes_.size()) fail("Graph::reorder: %zu indices for %zu nodes", order.size(), nodes_.size());
-  std::vector<Tensor*> next;
-  next.reserve(nodes_.size());
-  std::unordered_map<const Tensor*, bool> placed;  // node -> already in `next`
-  for (Tensor* n : nodes_) placed[n] = false;
-  for (uint32_t i : order) {
-    if (i >= nodes_.size() || placed[nodes_[i]]) fail("Graph::reorder: not a permutation");
-    Tensor* n = nodes_[i];
-    for (const Tensor* s : n->src) {
-      for (const Tensor* v = s; v != nullptr; v = v->view_src) {
-        const auto it = placed.find(v);
-        if (it != placed.end() && !it->second) fail("Graph::reorder: a node would run before its source");
-      }
-    }
-    placed[n] = true;
-    next.push_back(n);
+  std::vector<uint8_t> used(nodes_.size(), 0);
+  std::vector<Tensor*> next(nodes_.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] >= nodes_.size() || used[order[i]] != 0) fail("Graph::reorder: not a permutation");
+    used[order[i]] = 1;
+    next[i] = nodes_[order[i]];
   }
   nodes_ = std::move(next);
 }

@@ -68,9 +68,7 @@ bool pull(std::span<Tensor* const> nodes, std::vector<uint32_t>* seq, uint32_t f
   const Tensor* n = nodes[(*seq)[from]];
   for (uint32_t k = to; k < from; ++k)
     if (!commutes(n, nodes[(*seq)[k]])) return false;
-  const uint32_t idx = (*seq)[from];
-  seq->erase(seq->begin() + from);
-  seq->insert(seq->begin() + to, idx);
+  std::rotate(seq->begin() + to, seq->begin() + from, seq->begin() + from + 1);
   return true;
 }
 

@@ -69,7 +69,9 @@ htp_status OpPreparer::prepare_fused(uint32_t opcode, std::span<const graph::Ten
     srcs[0] = group[0]->src[0];
     srcs[1] = group[1]->src[1];
     dsts[0] = group[1];
-    return prepare_desc(key_op, opcode, build_norm, *group[0], group[0]->params, srcs, dsts, hw, out);
+    const htp_status st = prepare_desc(key_op, opcode, build_norm, *group[0], group[0]->params, srcs, dsts, hw, out);
+    if (st != HTP_OK) return st;
+    return fused_io_safe(opcode, *out) ? HTP_OK : HTP_ERR_NO_SUPPORT;
   }
   if (!htp_mmf_is_fused(opcode)) return HTP_ERR_NO_SUPPORT;
   int32_t params[HTP_MAX_PARAMS] = {};
@@ -115,8 +117,9 @@ htp_status OpPreparer::prepare_fused(uint32_t opcode, std::span<const graph::Ten
 
 // The fused op writes its outputs while it still reads its inputs (the unfused ops ran one
 // after another, and the memory plan may have given a later output an earlier input's bytes):
-// an output may overlap nothing it reads, except the activation when one chunk holds every
-// act row (it is quantized into VTCM before any output is written).
+// an output may overlap nothing it reads, except a fused matmul's activation when one chunk
+// holds every act row (it is quantized into VTCM before any output is written). RMS_NORM_MUL
+// included: after the reorder the plan may give the MUL's result the norm's input bytes.
 bool OpPreparer::fused_io_safe(uint32_t opcode, const PreparedOp& p) {
   auto overlap = [](const htp_tensor& a, const htp_tensor& b) {
     return a.bank == b.bank && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
@@ -124,9 +127,11 @@ bool OpPreparer::fused_io_safe(uint32_t opcode, const PreparedOp& p) {
   const htp_tensor* outs[HTP_MAX_DST] = {&p.dst};
   for (uint32_t k = 0; k < p.n_dst_ext; ++k) outs[1 + k] = &p.dst_ext[k];
   const uint32_t n_out = 1 + p.n_dst_ext;
-  const htp_mmf_params kp = htp_kparams_get<htp_mmf_params>(p.op);
-  const bool one_chunk = (p.src_mask & 1u) != 0 && kp.cfg[0].act_rows == htp_tensor_nrows(p.src[0]) &&
-                         opcode != HTP_OP_MUL_MAT_ID_FFN;
+  bool one_chunk = false;
+  if (htp_mmf_is_fused(opcode) && opcode != HTP_OP_MUL_MAT_ID_FFN) {
+    const htp_mmf_params kp = htp_kparams_get<htp_mmf_params>(p.op);
+    one_chunk = kp.cfg[0].act_rows == htp_tensor_nrows(p.src[0]);
+  }
   for (uint32_t o = 0; o < n_out; ++o) {
     for (uint32_t q = o + 1; q < n_out; ++q)
       if (overlap(*outs[o], *outs[q])) return false;

@@ -202,9 +202,35 @@ constexpr htp_status htp_mmf_params_build(uint32_t opcode, const int32_t* op_par
   return HTP_OK;
 }
 
-// Device side (htp_kparams_match): the host's params must be exactly the rebuilt ones.
+// Device side: host params are untrusted, and the kernel must not rerun the host's search per
+// op. Like htp_mm_params_check it takes the configurations the params name, requires each to be
+// valid for its part (htp_mm_params_make) and the shared fields (chunk, quantization run) to
+// agree, rebuilds every derived field from them, and requires all of it to match and fit.
 inline htp_status htp_mmf_params_check(const htp_mmf_params& got, uint32_t opcode, const int32_t* op_params,
                                        const htp_mmf_tensors& t, uint32_t max_threads, uint32_t vtcm_size) {
+  htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
   htp_mmf_params want{};
-  return htp_kparams_match(htp_mmf_params_build(opcode, op_params, t, max_threads, vtcm_size, &want), want, got);
+  htp_status st = htp_mmf_shapes(opcode, op_params, t, shapes, &want.n_parts, &want.glu);
+  if (st != HTP_OK) return st;
+  htp_mm_config cfg[HTP_MMF_MAX_PARTS] = {};
+  for (uint32_t k = 0; k < want.n_parts; ++k) {
+    const htp_mm_config& c = got.cfg[k];
+    if (c.n_threads > max_threads || c.quant_threads > max_threads) return HTP_ERR_INVALID_PARAMS;
+    if (c.act_rows != got.cfg[0].act_rows || c.quant_threads != got.cfg[0].quant_threads ||
+        c.quant_blocks != got.cfg[0].quant_blocks)
+      return HTP_ERR_INVALID_PARAMS;
+    cfg[k] = c;
+    if (t.addend[k] != nullptr) {
+      bool bcast = false;
+      htp_mmf_addend_ok(*t.addend[k], *t.out[k], &bcast);
+      want.add_mask |= 1u << k;
+      if (bcast) want.bcast_mask |= 1u << k;
+    }
+  }
+  if (htp_mmf_layout(shapes, want.n_parts, htp_mmf_is_ffn(opcode), want.add_mask, got.cfg[0].act_rows, cfg, &want) ==
+      0)
+    return HTP_ERR_INVALID_PARAMS;
+  for (uint32_t k = 0; k < want.n_parts; ++k) want.cfg[k] = cfg[k];
+  if (__builtin_memcmp(&want, &got, sizeof want) != 0) return HTP_ERR_INVALID_PARAMS;
+  return want.vtcm_bytes <= vtcm_size ? HTP_OK : HTP_ERR_VTCM_TOO_SMALL;
 }

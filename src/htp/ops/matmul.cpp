@@ -443,38 +443,6 @@ htp_status mm_route_ids(mm_job* j) {
 }
 
 
-void mm_job_init(mm_job* j, const htp_op_ctx* ctx, const htp_mm_shape& s, const htp_mm_params& p,
-                 const tensor_ref* w, const tensor_ref* x, const tensor_ref* d, const tensor_ref* ids) {
-  const vec_kernels& vk = htp_vec_select();
-  const htp_tile_desc& td = htp_tile_info(s.tile);
-  j->ctx = ctx;
-  j->s = s;
-  j->p = p;
-  j->w = w;
-  j->x = x;
-  j->d = d;
-  j->ids = ids;
-  j->local = nullptr;
-  j->local_stride = 0;
-  j->addend = nullptr;
-  j->addend_bcast = false;
-  j->addend_area = nullptr;
-  j->addend_bytes = 0;
-  j->gemv = vk.for_tile(s.tile).gemv;
-  j->gemm = vk.for_tile(s.tile).gemm;
-  j->quant = vk.quant_for_tile(s.tile);
-  j->float_weights = htp_tile_is_float(s.tile);
-  j->kblock = td.kblock;
-  j->block_bytes = td.block_bytes;
-  j->act_block = htp_mm_act_block_bytes(s.tile);
-  j->q_parts = (s.n_blocks + p.cfg.quant_blocks - 1) / p.cfg.quant_blocks;
-  j->n_kc = (s.n_blocks + p.cfg.k_blocks - 1) / p.cfg.k_blocks;
-  j->row_bytes = htp_tile_row_bytes(s.tile, s.k);
-  j->act = ctx->vtcm_base;
-  j->offs = nullptr;
-  j->pairs = nullptr;
-}
-
 void mm_job_chunk(mm_job* j, uint32_t c0) {
   j->chunk0 = c0;
   j->chunk_end = c0 + htp_min(j->p.cfg.act_rows, j->s.rows - c0);

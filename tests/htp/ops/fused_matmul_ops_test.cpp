@@ -203,27 +203,27 @@ TEST(HtpFusedMatmul, DoesNotFormWhereThePatternDoesNotHold) {
   }, HTP_OP_MUL_MAT_FFN, 0);
 }
 
+// A dense 2-D descriptor: ne0 x ne1 elements, rows of nb1 bytes, element stride nb0.
+htp_tensor desc2d(uint32_t type, uint32_t ne0, uint32_t ne1, uint32_t nb0, uint32_t nb1, uint32_t size) {
+  htp_tensor t{};
+  t.type = type;
+  t.ne[0] = ne0;
+  t.ne[1] = ne1;
+  t.ne[2] = t.ne[3] = 1;
+  t.nb[0] = nb0;
+  t.nb[1] = nb1;
+  t.nb[2] = t.nb[3] = nb1 * ne1;
+  t.size = size;
+  return t;
+}
+
 // A plan that does not fit VTCM is refused by the builder (the host then runs the ops unfused).
 TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
-  auto desc = [](uint32_t type, uint32_t ne0, uint32_t ne1, uint32_t nb1, uint32_t size) {
-    htp_tensor t{};
-    t.type = type;
-    t.ne[0] = ne0;
-    t.ne[1] = ne1;
-    t.ne[2] = t.ne[3] = 1;
-    t.nb[0] = 4;
-    t.nb[1] = nb1;
-    t.nb[2] = t.nb[3] = nb1 * ne1;
-    t.size = size;
-    return t;
-  };
   const uint32_t tile = hexllm::htp::htp_tile_for(HTP_TYPE_Q4_0);
   const uint32_t k = 4096, f = 8192, n = 256;
-  htp_tensor w = desc(tile, k, f, 0, (uint32_t)hexllm::htp::htp_tiled_size(tile, f, k));
-  w.nb[0] = 18;
-  w.nb[1] = k / 32 * 18;
-  const htp_tensor x = desc(HTP_TYPE_F32, k, n, k * 4, k * n * 4);
-  const htp_tensor out = desc(HTP_TYPE_F32, f, n, f * 4, f * n * 4);
+  const htp_tensor w = desc2d(tile, k, f, 18, k / 32 * 18, (uint32_t)hexllm::htp::htp_tiled_size(tile, f, k));
+  const htp_tensor x = desc2d(HTP_TYPE_F32, k, n, 4, k * 4, k * n * 4);
+  const htp_tensor out = desc2d(HTP_TYPE_F32, f, n, 4, f * 4, f * n * 4);
   htp_mmf_tensors t{};
   t.x = &x;
   t.w[0] = t.w[1] = &w;
@@ -240,38 +240,14 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
 }
 
-// The device rebuilds the host's params and refuses any byte that differs.
+// The device rebuilds the derived fields from the configurations the params name: with this
+// small shape every changed byte is out of range or breaks a derived field, and is refused.
 TEST(HtpFusedMatmul, DeviceRefusesTamperedParams) {
-  const htp_tensor x = [] {
-    htp_tensor t{};
-    t.type = HTP_TYPE_F32;
-    t.ne[0] = 64;
-    t.ne[1] = 3;
-    t.ne[2] = t.ne[3] = 1;
-    t.nb[0] = 4;
-    t.nb[1] = 256;
-    t.nb[2] = t.nb[3] = 768;
-    t.size = 768;
-    return t;
-  }();
   const uint32_t tile = hexllm::htp::htp_tile_for(HTP_TYPE_Q4_0);
-  htp_tensor w{};
-  w.type = tile;
-  w.ne[0] = 64;
-  w.ne[1] = 16;
-  w.ne[2] = w.ne[3] = 1;
-  w.nb[0] = 18;
-  w.nb[1] = 36;
-  w.nb[2] = w.nb[3] = 36 * 16;
-  w.size = (uint32_t)hexllm::htp::htp_tiled_size(tile, 16, 64);
-  htp_tensor out = x;
-  out.ne[0] = 16;
-  out.nb[1] = 64;
-  out.nb[2] = out.nb[3] = 192;
-  out.size = 192;
-  htp_tensor bias = out;
-  bias.ne[1] = 1;
-  bias.size = 64;
+  const htp_tensor x = desc2d(HTP_TYPE_F32, 64, 3, 4, 256, 768);
+  const htp_tensor w = desc2d(tile, 64, 16, 18, 36, (uint32_t)hexllm::htp::htp_tiled_size(tile, 16, 64));
+  const htp_tensor out = desc2d(HTP_TYPE_F32, 16, 3, 4, 64, 192);
+  const htp_tensor bias = desc2d(HTP_TYPE_F32, 16, 1, 4, 64, 64);
   htp_mmf_tensors t{};
   t.x = &x;
   t.w[0] = &w;
