@@ -91,9 +91,10 @@ constexpr htp_status htp_mmf_shapes(uint32_t opcode, const int32_t* op_params, c
   for (uint32_t p = n; p < HTP_MMF_MAX_PARTS; ++p)
     if (t.w[p] != nullptr || t.addend[p] != nullptr || (!htp_mmf_is_ffn(opcode) && t.out[p] != nullptr))
       return HTP_ERR_INVALID_PARAMS;
-  const uint32_t want_lo = opcode == HTP_OP_MUL_MAT_ADD ? 1 : opcode == HTP_OP_MUL_MAT_QKV ? 2 : 2;
-  const uint32_t want_hi = opcode == HTP_OP_MUL_MAT_ADD ? 1 : opcode == HTP_OP_MUL_MAT_QKV ? 3 : 2;
-  if (n < want_lo || n > want_hi) return HTP_ERR_INVALID_PARAMS;
+  // Parts: MUL_MAT_ADD 1, MUL_MAT_QKV 2-3, the FFN ops 2.
+  const uint32_t n_lo = opcode == HTP_OP_MUL_MAT_ADD ? 1 : 2;
+  const uint32_t n_hi = opcode == HTP_OP_MUL_MAT_ADD ? 1 : opcode == HTP_OP_MUL_MAT_QKV ? 3 : 2;
+  if (n < n_lo || n > n_hi) return HTP_ERR_INVALID_PARAMS;
   if (is_id != (t.ids != nullptr)) return HTP_ERR_INVALID_PARAMS;
   *glu = 0;
   if (ffn) {
@@ -206,9 +207,10 @@ constexpr htp_status htp_mmf_params_build(uint32_t opcode, const int32_t* op_par
 // op. Like htp_mm_params_check it takes the configurations the params name, requires each to be
 // valid for its part (htp_mm_params_make) and the shared fields (chunk, quantization run) to
 // agree, rebuilds every derived field from them, and requires all of it to match and fit.
+// `shapes` (HTP_MMF_MAX_PARTS entries) gets the parts' shapes.
 inline htp_status htp_mmf_params_check(const htp_mmf_params& got, uint32_t opcode, const int32_t* op_params,
-                                       const htp_mmf_tensors& t, uint32_t max_threads, uint32_t vtcm_size) {
-  htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
+                                       const htp_mmf_tensors& t, uint32_t max_threads, uint32_t vtcm_size,
+                                       htp_mm_shape* shapes) {
   htp_mmf_params want{};
   htp_status st = htp_mmf_shapes(opcode, op_params, t, shapes, &want.n_parts, &want.glu);
   if (st != HTP_OK) return st;

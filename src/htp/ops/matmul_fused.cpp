@@ -73,12 +73,10 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
   }
   t.ids = desc_of(ctx->src[HTP_MMF_IDS_SRC]);
   const htp_mmf_params p = htp_kparams_get<htp_mmf_params>(*ctx->op);
-  htp_status st = htp_mmf_params_check(p, opcode, ctx->op->params, t, ctx->n_threads, ctx->vtcm_size);
-  if (st != HTP_OK) return st;
   htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
-  uint32_t n_parts = 0, glu = 0;
-  st = htp_mmf_shapes(opcode, ctx->op->params, t, shapes, &n_parts, &glu);
+  htp_status st = htp_mmf_params_check(p, opcode, ctx->op->params, t, ctx->n_threads, ctx->vtcm_size, shapes);
   if (st != HTP_OK) return st;
+  const uint32_t n_parts = p.n_parts, glu = p.glu;
 
   mm_job jobs[HTP_MMF_MAX_PARTS];
   const uint32_t act_rows = p.cfg[0].act_rows;

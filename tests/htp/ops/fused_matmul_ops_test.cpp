@@ -230,11 +230,12 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   t.out[0] = &out;
   int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
   htp_mmf_params p{};
+  htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
   ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_OK);
   // Both result buffers of a chunk stay in VTCM: 8 MiB holds a few rows of 2 x 8192 floats.
   EXPECT_LT(p.cfg[0].act_rows, n);
   EXPECT_LE(p.vtcm_bytes, 8u << 20);
-  EXPECT_EQ(htp_mmf_params_check(p, HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20), HTP_OK);
+  EXPECT_EQ(htp_mmf_params_check(p, HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, shapes), HTP_OK);
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 64u << 10, &p), HTP_ERR_VTCM_TOO_SMALL);
   params[0] = static_cast<int32_t>(HTP_OP_SWIGLU_OAI);  // no such fused GLU
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
@@ -255,13 +256,14 @@ TEST(HtpFusedMatmul, DeviceRefusesTamperedParams) {
   t.out[0] = &out;
   const int32_t params[HTP_MAX_PARAMS] = {};
   htp_mmf_params good{};
+  htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
   ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_ADD, params, t, 2, 1u << 20, &good), HTP_OK);
   EXPECT_EQ(good.add_mask, 1u);
   EXPECT_EQ(good.bcast_mask, 1u);
   for (size_t byte = 0; byte < sizeof good; ++byte) {
     htp_mmf_params bad = good;
     reinterpret_cast<uint8_t*>(&bad)[byte] ^= 0x10;
-    EXPECT_NE(htp_mmf_params_check(bad, HTP_OP_MUL_MAT_ADD, params, t, 2, 1u << 20), HTP_OK) << "byte " << byte;
+    EXPECT_NE(htp_mmf_params_check(bad, HTP_OP_MUL_MAT_ADD, params, t, 2, 1u << 20, shapes), HTP_OK) << "byte " << byte;
   }
   // A fused op without its addend, or with a weight in a slot past its parts, is invalid.
   t.addend[0] = nullptr;
