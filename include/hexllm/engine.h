@@ -49,6 +49,8 @@ struct EngineOptions {
   std::string htp_graph_cache = "on";
   // Fusions the HTP prepare stage may form: "all", "none" or a comma list (e.g. "rms_norm_mul").
   std::string htp_fuse = "all";
+  // Reorder the HTP run so matmuls that share an activation are adjacent (and fuse): "on" or "off".
+  std::string htp_reorder = "on";
   // Called while the weights are prepared for the device (bytes done, bytes total).
   backend::Progress progress;
 };

@@ -43,6 +43,10 @@ class Backend {
     (void)graph;
     return false;
   }
+  // Called on the first backend before the graph's memory is planned: it may reorder the
+  // nodes within their dependencies (graph::Graph::reorder), e.g. so that ops it fuses are
+  // adjacent. The memory plan then follows the new order.
+  virtual void schedule(graph::Graph& graph) { (void)graph; }
 
   // Memory for the KV cache and intermediate tensors, zero-filled. The default is 128-byte
   // aligned heap memory; a device backend returns memory from its shared pool.

@@ -14,21 +14,32 @@ namespace {
 
 struct Variant {
   std::string name;
-  std::string fuse;
-  std::string graph_cache;
+  std::string fuse = "all";
+  std::string graph_cache = "on";
+  std::string reorder = "on";
 };
 
 std::vector<Variant> variants() {
   const std::vector<std::string> fusions = htp_fusion_names();
-  std::vector<Variant> v = {{"all on", "all", "on"}, {"graph cache off", "all", "on"}};
+  std::vector<Variant> v(3);
+  v[0].name = "all on";
+  v[1].name = "graph cache off";
   v[1].graph_cache = "off";
+  v[2].name = "reorder off";
+  v[2].reorder = "off";
   for (const std::string& off : fusions) {
     std::string rest;
     for (const std::string& f : fusions)
       if (f != off) rest += (rest.empty() ? "" : ",") + f;
-    v.push_back({"fuse: no " + off, rest.empty() ? "none" : rest, "on"});
+    v.emplace_back();
+    v.back().name = "fuse: no " + off;
+    v.back().fuse = rest.empty() ? "none" : rest;
   }
-  v.push_back({"all off", "none", "off"});
+  v.emplace_back();
+  v.back().name = "all off";
+  v.back().fuse = "none";
+  v.back().graph_cache = "off";
+  v.back().reorder = "off";
   return v;
 }
 
@@ -59,6 +70,7 @@ int bench_ablation(const BenchOptions& o) {
       eo.n_ctx = std::max(o.n_prompt, o.n_gen) + 16;
       eo.htp_fuse = v.fuse;
       eo.htp_graph_cache = v.graph_cache;
+      eo.htp_reorder = v.reorder;
       engines.push_back(open_engine(eo));
       bench_warm_up(*engines.back());
     }

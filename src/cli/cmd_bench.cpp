@@ -187,7 +187,7 @@ Action add_bench_command(CLI::App& app) {
   sub->add_option("-r,--repetitions", o->reps, "Repetitions of each test")->check(CLI::Range(1, 1000));
   sub->add_flag("--no-roofline", o->no_roofline, "Skip the bandwidth and int8 peak measurement");
   sub->add_flag("--ablate", o->ablate,
-                "pp and tg with every HTP prepare mechanism on (graph cache, each fusion), each off in turn, and all off, "
+                "pp and tg with every HTP prepare mechanism on (graph cache, reorder, each fusion), each off in turn, and all off, "
                 "interleaved; a table of medians and ratios");
   return [o] { return bench(*o); };
 }

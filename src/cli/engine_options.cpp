@@ -62,8 +62,14 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
       ->envname("HEXLLM_HTP_GRAPH_CACHE")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--htp-fuse", opts.htp_fuse,
-                 "HTP: fusions the prepare stage may form: all (default), none, or a comma list of: rms_norm_mul")
+                 "HTP: fusions the prepare stage may form: all (default), none, or a comma list of: rms_norm_mul, "
+                 "mul_mat_add, qkv, ffn, moe_ffn")
       ->envname("HEXLLM_HTP_FUSE");
+  app.add_option("--htp-reorder", opts.htp_reorder,
+                 "HTP: move matmuls that share an activation next to each other so they fuse (on, the default, "
+                 "or off)")
+      ->envname("HEXLLM_HTP_REORDER")
+      ->check(CLI::IsMember({"on", "off"}));
 }
 
 std::unique_ptr<Engine> open_engine_with_progress(EngineOptions opts) {

@@ -51,6 +51,9 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
       fail("--htp-graph-cache: '%s' is neither on nor off", opts.htp_graph_cache.c_str());
     ho.graph_cache = opts.htp_graph_cache == "on";
     ho.fuse = opts.htp_fuse;
+    if (opts.htp_reorder != "on" && opts.htp_reorder != "off")
+      fail("--htp-reorder: '%s' is neither on nor off", opts.htp_reorder.c_str());
+    ho.reorder = opts.htp_reorder == "on";
     e->backends.push_back(std::make_unique<htp_host::HtpBackend>(ho));
   } else if (opts.device != "ref") {
     fail("--device: unknown device '%s' (available: htp, ref)", opts.device.c_str());

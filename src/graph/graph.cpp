@@ -20,6 +20,18 @@ const char* label(const Tensor* t) { return t->name[0] != '\0' ? t->name : op_na
 
 // Iterative post-order DFS: a model graph is a chain of thousands of nodes, deeper than the
 // stack would like.
+void Graph::reorder(const std::vector<uint32_t>& order) {
+  if (order.size() != nodes_.size()) fail("Graph::reorder: %zu indices for %zu nodes", order.size(), nodes_.size());
+  std::vector<uint8_t> used(nodes_.size(), 0);
+  std::vector<Tensor*> next(nodes_.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] >= nodes_.size() || used[order[i]] != 0) fail("Graph::reorder: not a permutation");
+    used[order[i]] = 1;
+    next[i] = nodes_[order[i]];
+  }
+  nodes_ = std::move(next);
+}
+
 void Graph::expand(Tensor* root) {
   if (root == nullptr) fail("Graph::expand: null tensor");
   if (seen_.count(root) != 0) return;

@@ -22,6 +22,10 @@ class Graph {
   const std::vector<Tensor*>& nodes() const { return nodes_; }
   // Leaves (op == NONE) reached from the nodes.
   const std::vector<Tensor*>& leafs() const { return leafs_; }
+  // Replaces the node order with `order` (indices into nodes()). It must be a permutation
+  // (throws otherwise) in which every node still comes after the nodes it reads: the caller's
+  // guarantee (runs every token, so the dependencies are not checked again here).
+  void reorder(const std::vector<uint32_t>& order);
 
   // Host time its owner spent building and planning the graph for the coming evaluation (0 when
   // it reuses one built before), for profilers.

@@ -31,6 +31,7 @@ htp_op_desc& BatchBuilder::add_op() {
   std::memset(&op, 0, sizeof op);
   for (uint16_t& s : op.src) s = HTP_NO_TENSOR;
   op.dst = HTP_NO_TENSOR;
+  for (uint16_t& d : op.dst_ext) d = HTP_NO_TENSOR;
   return op;
 }
 

@@ -92,6 +92,8 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
   last_op_ns_.resize(batch.n_ops());
   std::memcpy(last_op_ns_.data(), msg + layout.response_offset + sizeof(htp_response),
               last_op_ns_.size() * sizeof(uint64_t));
+  last_opcodes_.resize(batch.n_ops());
+  for (size_t i = 0; i < last_opcodes_.size(); i++) last_opcodes_[i] = batch.ops()[i].opcode;
   if (host_ != nullptr) {
     const uint64_t wall = t_response - t_call;
     uint64_t ops_ns = 0;

@@ -43,6 +43,8 @@ class BatchRunner {
   void run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes, uint64_t serial = 0);
 
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
+  // The opcodes of the last call's ops, in order (tests check which ops formed).
+  const std::vector<uint32_t>& last_opcodes() const { return last_opcodes_; }
   uint64_t calls() const { return calls_; }
   uint64_t restarts() const { return restarts_; }
   // Device time per op kind (with a host profile only).
@@ -61,6 +63,7 @@ class BatchRunner {
   const void* written_at_ = nullptr;    // ... written into this buffer
   std::vector<uint32_t> opcodes_;       // of the batch message_ holds (profile only)
   std::vector<uint64_t> last_op_ns_;
+  std::vector<uint32_t> last_opcodes_;
   ReplayLog replay_;
   OpProfile ops_;
   uint64_t calls_ = 0;

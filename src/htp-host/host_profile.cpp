@@ -37,7 +37,7 @@ void HostProfile::count_ops(const uint32_t* opcodes, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t op = opcodes[i];
     if (op == HTP_OP_MUL_MAT || op == HTP_OP_MUL_MAT_ID || op == HTP_OP_MUL_MAT_ADD || op == HTP_OP_MUL_MAT_QKV ||
-        op == HTP_OP_MUL_MAT_FFN || op == HTP_OP_RMS_NORM_MUL)
+        op == HTP_OP_MUL_MAT_FFN || op == HTP_OP_MUL_MAT_ID_FFN || op == HTP_OP_RMS_NORM_MUL)
       coverage_[op]++;
   }
 }

@@ -169,6 +169,12 @@ void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
   end_profiled_call();
 }
 
+void HtpBackend::schedule(graph::Graph& graph) {
+  if (!opts_.reorder) return;
+  plan_order(graph.nodes(), &order_);
+  graph.reorder(order_);
+}
+
 bool HtpBackend::compute_graph(const graph::Graph& graph) {
   if (!opts_.graph_cache) return false;
   begin_profiled_call(graph.build_ns());

@@ -31,6 +31,7 @@ struct HtpOptions : SessionOptions {
   std::string profile_json;
   bool graph_cache = true;  // reuse the prepared batches of a graph seen before
   std::string fuse = "all";  // fusions the prepare stage may form (fusion.h)
+  bool reorder = true;       // pull matmuls on one activation together so fusions form (plan_order)
 };
 
 // "async", "inline", "zero-copy".
@@ -45,6 +46,8 @@ class HtpBackend final : public backend::Backend {
   bool supports(const graph::Tensor& node) const override;
   void compute(std::span<graph::Tensor* const> nodes) override;
   bool compute_graph(const graph::Graph& graph) override;
+  // With --htp-reorder on: matmuls on one activation pulled together so they fuse (plan_order).
+  void schedule(graph::Graph& graph) override;
   std::unique_ptr<backend::Buffer> alloc_buffer(backend::MemoryKind kind, size_t bytes) override;
   void load_weights(std::span<graph::Tensor* const> weights, const backend::Progress& progress,
                     const backend::WeightCopied& copied) override;
@@ -56,6 +59,7 @@ class HtpBackend final : public backend::Backend {
   uint64_t restarts() const { return runner_->restarts(); }
   // Device time per op of the last call (ns), in the order of the nodes it ran.
   const std::vector<uint64_t>& last_op_ns() const { return runner_->last_op_ns(); }
+  const std::vector<uint32_t>& last_opcodes() const { return runner_->last_opcodes(); }
   uint64_t calls() const { return runner_->calls(); }
   // Distinct ops whose descriptors were built (OpCache): a repeated graph adds none.
   size_t cached_ops() const { return preparer_.cached_ops(); }
@@ -89,6 +93,7 @@ class HtpBackend final : public backend::Backend {
   void end_profiled_call();
 
   std::vector<PlannedOp> plan_;  // scratch: the current run's device ops
+  std::vector<uint32_t> order_;  // scratch: schedule()'s node order
   std::vector<const graph::Tensor*> op_nodes_;  // scratch: the node naming each op of a batch
 
   // Prepares the planned ops of `nodes` (plan_; one per node when it is empty) and cuts them

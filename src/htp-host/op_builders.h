@@ -12,6 +12,7 @@ struct OpBuild {
   const graph::Tensor& node;
   const htp_tensor* src[HTP_MAX_SRC];  // device descriptors; nullptr where the node has no source
   const htp_tensor* dst;
+  const htp_tensor* dst_ext[HTP_MAX_DST - 1];  // a fused op's further outputs; nullptr where none
   uint32_t n_threads;  // the session's workers
   uint32_t vtcm_size;  // the session's VTCM bytes
 };

@@ -20,9 +20,9 @@ struct OpKey {
   uint32_t src_mask;  // bit k: src[k] is present
   int32_t params[graph::kMaxParams];
   htp_tensor src[HTP_MAX_SRC];
-  htp_tensor dst;
+  htp_tensor dst[HTP_MAX_DST];  // dst[1..]: a fused op's further outputs (zero when absent)
 };
-static_assert(graph::kMaxSrc == static_cast<int>(HTP_MAX_SRC), "graph and device source counts");
+static_assert(graph::kMaxSrc <= static_cast<int>(HTP_MAX_SRC), "a graph node's sources fit a device op");
 
 class OpCache {
  public:

@@ -22,8 +22,10 @@ struct PreparedOp {
   htp_tensor src[HTP_MAX_SRC];
   uint32_t src_mask;  // bit k: src[k] is present
   htp_tensor dst;
+  htp_tensor dst_ext[HTP_MAX_DST - 1];  // a fused op's further outputs
+  uint32_t n_dst_ext;
 
-  uint32_t n_tensors() const { return static_cast<uint32_t>(__builtin_popcount(src_mask)) + 1; }
+  uint32_t n_tensors() const { return static_cast<uint32_t>(__builtin_popcount(src_mask)) + 1 + n_dst_ext; }
   // Appends the op and its tensors (deduplicated) to `batch`.
   void add_to(BatchBuilder* batch) const;
 };
@@ -47,9 +49,11 @@ class OpPreparer {
  private:
   // Cache keys of fused ops: past every graph op.
   static constexpr int32_t kFusedKeyBase = 1 << 16;
+  // srcs: HTP_MAX_SRC entries (nullptr where absent); dsts: HTP_MAX_DST, dsts[0] required.
   htp_status prepare_desc(int32_t key_op, uint32_t opcode, OpBuilder build, const graph::Tensor& params_node,
-                          const graph::Tensor* const* srcs, const graph::Tensor& dst, const htp_hwinfo& hw,
-                          PreparedOp* out);
+                          const int32_t* params, const graph::Tensor* const* srcs, const graph::Tensor* const* dsts,
+                          const htp_hwinfo& hw, PreparedOp* out);
+  static bool fused_io_safe(uint32_t opcode, const PreparedOp& p);
 
   const Pool& pool_;
   const DeviceWeights& weights_;

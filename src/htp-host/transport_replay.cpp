@@ -61,6 +61,9 @@ void ReplayLog::capture(const Pool& pool, const void* message, size_t bytes) {
     Range r;
     for (uint16_t s : op.src)
       if (range_of(s, &r)) add_exposed(r.begin, r.end);
+    // A fused op's further outputs: written, but not counted as produced here (conservative).
+    for (uint16_t d : op.dst_ext)
+      if (range_of(d, &r)) written_.push_back(r);
     if (!range_of(op.dst, &r)) continue;
     written_.push_back(r);
     htp_tensor dst;

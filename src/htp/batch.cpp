@@ -54,6 +54,12 @@ htp_status check_op(const htp_op_desc& op, const htp_session& s, uint32_t n_tens
     if (op.src[k] != HTP_NO_TENSOR && op.src[k] >= n_tensors) return HTP_ERR_BAD_TENSOR;
   if (op.dst >= n_tensors) return HTP_ERR_BAD_TENSOR;  // also catches HTP_NO_TENSOR
   if ((s.tensors[op.dst].t.flags & HTP_TENSOR_WEIGHT) != 0) return HTP_ERR_BAD_TENSOR;
+  for (uint32_t k = 0; k + 1 < HTP_MAX_DST; ++k) {
+    if (op.dst_ext[k] == HTP_NO_TENSOR) continue;
+    if (op.dst_ext[k] >= n_tensors || (s.tensors[op.dst_ext[k]].t.flags & HTP_TENSOR_WEIGHT) != 0)
+      return HTP_ERR_BAD_TENSOR;
+  }
+  if (op.pad != 0) return HTP_ERR_INVALID_PARAMS;
   return HTP_OK;
 }
 
@@ -65,6 +71,8 @@ htp_op_ctx make_ctx(htp_session* s, uint32_t op_index) {
   for (uint32_t k = 0; k < HTP_MAX_SRC; ++k)
     ctx.src[k] = s->op.src[k] == HTP_NO_TENSOR ? nullptr : &s->tensors[s->op.src[k]];
   ctx.dst = &s->tensors[s->op.dst];
+  for (uint32_t k = 0; k + 1 < HTP_MAX_DST; ++k)
+    ctx.dst_ext[k] = s->op.dst_ext[k] == HTP_NO_TENSOR ? nullptr : &s->tensors[s->op.dst_ext[k]];
   ctx.wq = &s->wq;
   ctx.dma = s->dma;
   ctx.trace = s->trace;

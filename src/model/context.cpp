@@ -107,6 +107,7 @@ void Context::decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool a
     GraphBuilder builder(model_, kv_, shape, g->ctx, g->gf);
     g->out = build_forward(builder);
     g->inputs = builder.inputs();
+    scheduler_.primary().schedule(g->gf);  // its order decides what memory the plan may share
     const graph::MemoryPlan plan(g->gf);
     if (!compute_ || compute_->size() < plan.size())
       compute_ = scheduler_.primary().alloc_buffer(backend::MemoryKind::Compute, plan.size());

@@ -1,6 +1,8 @@
 // The hexllm command line, run as a user would: good and bad flags, bad files, oversized
 // prompts. Every failure must be a clear message naming what is wrong and a non-zero exit.
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -84,14 +86,23 @@ TEST(Cli, GreedyRunIsDeterministicAcrossDevices) {
 
 TEST(Cli, HtpProfileCountsEveryMatmulOfTheRun) {
   // tiny: 4 layers x 7 matmuls + the lm head per graph; the prompt is one graph, then one graph
-  // per generated token after the first (-n 4: 3 more graphs).
-  const CliResult r = run("run -m '" + tiny_model() + "' -p 'Hello' -n 4 --temp 0 --htp-profile");
+  // per generated token after the first (-n 4: 3 more graphs). Unfused, every one is a MUL_MAT.
+  const std::string base = "run -m '" + tiny_model() + "' -p 'Hello' -n 4 --temp 0 --htp-profile";
+  const CliResult r = run(base + " --htp-fuse none");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_NE(r.err.find("HTP profile"), std::string::npos) << r.err;
   const size_t at = r.err.find("\n  MUL_MAT ");
   ASSERT_NE(at, std::string::npos) << r.err;
   EXPECT_EQ(std::stoll(r.err.substr(at + 10)), 4 * (4 * 7 + 1)) << r.err;
   EXPECT_NE(r.err.find("per call"), std::string::npos) << r.err;
+  // Fused (the default): Q, K, V in one op and gate, up and SWIGLU in one, on every layer.
+  const CliResult f = run(base);
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  for (const char* op : {"\n  MUL_MAT_QKV ", "\n  MUL_MAT_FFN "}) {
+    const size_t p = f.err.find(op);
+    ASSERT_NE(p, std::string::npos) << op << f.err;
+    EXPECT_EQ(std::stoll(f.err.substr(p + std::strlen(op))), 4 * 4) << op << f.err;
+  }
 }
 
 // One row per variant: all on, the graph cache off, each fusion off, all off; the all-on row's
@@ -99,7 +110,7 @@ TEST(Cli, HtpProfileCountsEveryMatmulOfTheRun) {
 TEST(Cli, BenchAblationTablesEveryVariant) {
   const CliResult r = run("bench -m '" + tiny_model() + "' -p 16 -n 4 -r 2 -t 1 --ablate --no-roofline");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* row : {"| all on ", "| graph cache off ", "| fuse: no rms_norm_mul ", "| all off "})
+  for (const char* row : {"| all on ", "| graph cache off ", "| reorder off ", "| fuse: no rms_norm_mul ", "| fuse: no qkv ", "| all off "})
     EXPECT_NE(r.out.find(row), std::string::npos) << row << " missing:\n" << r.out;
   EXPECT_NE(r.out.find("|  1.000 |"), std::string::npos) << r.out;
   expect_error(run("bench -m '" + tiny_model() + "' -p 16 -n 4 --ablate --device ref"), "--ablate");
@@ -172,6 +183,8 @@ TEST(CliErrors, InvalidFlagValues) {
   expect_error(run("run -m '" + tiny_model() + "' -p hi -c abc"), "--ctx-size");
   expect_error(run("run -m '" + tiny_model() + "' -p hi --device gpu"), "--device");
   expect_error(run("run -m '" + tiny_model() + "' -p hi --htp-vtcm lots"), "--htp-vtcm");
+  expect_error(run("run -m '" + tiny_model() + "' -p hi --htp-reorder maybe"), "--htp-reorder");
+  expect_error(run("run -m '" + tiny_model() + "' -p hi --htp-fuse qkv,gemm"), "gemm");
   expect_error(run("run --no-such-flag"), "no-such-flag");
   expect_error(run("quantize '" + tiny_model() + "' /tmp/x.gguf Q9_9"), "Q9_9");
 }

@@ -42,41 +42,80 @@ double nmse_limit(const std::string& model) {
 }
 
 
+// One golden case: its prompt, up to 4 teacher-forced steps, and engine options for it.
+struct GoldenRun {
+  std::string stem;
+  nlohmann::json j;
+  std::vector<int32_t> prompt, steps;
+  EngineOptions opts;
+};
+
+GoldenRun golden_run(const std::string& golden, const Case& c) {
+  GoldenRun r;
+  r.stem = golden + "/cases/" + c.model + "__" + c.prompt;
+  r.j = test::read_json(r.stem + ".json");
+  r.prompt = r.j["tokens"].get<std::vector<int32_t>>();
+  for (const auto& s : r.j["greedy"]["steps"])
+    if (r.steps.size() < 4) r.steps.push_back(s["token"].get<int32_t>());
+  r.opts.model_path = test::decompress(golden, "models/" + c.model + ".gguf.xz");
+  r.opts.device = "htp";
+  r.opts.n_threads = 2;
+  r.opts.n_ctx = static_cast<int64_t>(r.prompt.size() + r.steps.size()) + 8;
+  r.opts.htp_device = HEXLLM_TEST_HTP_DEVICE;
+  r.opts.htp_transport = "inproc";
+  return r;
+}
+
+size_t bits_differ(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return differ;
+}
+
+// `logits` within the golden README's NMSE limits of llama.cpp's logits.
+void expect_near_golden(const GoldenRun& r, const std::string& model, const std::vector<float>& logits,
+                        const char* what) {
+  const size_t n_vocab = r.j["n_vocab"];
+  const std::vector<float> golden_rows = test::read_f32(r.stem + ".f32");
+  const auto rows = r.j["logits_rows"].get<std::vector<size_t>>();
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const std::span<const float> ref(golden_rows.data() + k * n_vocab, n_vocab);
+    EXPECT_LE(test::nmse(ref, std::span<const float>(logits).subspan(rows[k] * n_vocab, n_vocab)), nmse_limit(model))
+        << what << ": position " << rows[k];
+  }
+}
+
 class GoldenTransports : public testing::TestWithParam<Case> {};
 
 TEST_P(GoldenTransports, ProcessMatchesInprocBitForBit) {
   GOLDEN_OR_SKIP(golden);
-  const Case& c = GetParam();
-  const std::string stem = golden + "/cases/" + c.model + "__" + c.prompt;
-  const nlohmann::json j = test::read_json(stem + ".json");
-  const std::vector<int32_t> prompt = j["tokens"].get<std::vector<int32_t>>();
-  std::vector<int32_t> steps;
-  for (const auto& s : j["greedy"]["steps"])
-    if (steps.size() < 4) steps.push_back(s["token"].get<int32_t>());
-
-  EngineOptions opts;
-  opts.model_path = test::decompress(golden, "models/" + c.model + ".gguf.xz");
-  opts.device = "htp";
-  opts.n_threads = 2;
-  opts.n_ctx = static_cast<int64_t>(prompt.size() + steps.size()) + 8;
-  opts.htp_device = HEXLLM_TEST_HTP_DEVICE;
-  opts.htp_transport = "inproc";
-  const std::vector<float> inproc = test::prompt_and_step_logits(opts, prompt, steps);
-  opts.htp_transport = "process";
-  const std::vector<float> process = test::prompt_and_step_logits(opts, prompt, steps);
-
+  GoldenRun r = golden_run(golden, GetParam());
+  const std::vector<float> inproc = test::prompt_and_step_logits(r.opts, r.prompt, r.steps);
+  r.opts.htp_transport = "process";
+  const std::vector<float> process = test::prompt_and_step_logits(r.opts, r.prompt, r.steps);
   ASSERT_EQ(inproc.size(), process.size());
-  size_t differ = 0;
-  for (size_t i = 0; i < inproc.size(); ++i) differ += std::memcmp(&inproc[i], &process[i], sizeof(float)) != 0;
-  EXPECT_EQ(differ, 0u) << "of " << inproc.size() << " logits";
+  EXPECT_EQ(bits_differ(inproc, process), 0u) << "of " << inproc.size() << " logits";
+  expect_near_golden(r, GetParam().model, process, "process");
+}
 
-  const size_t n_vocab = j["n_vocab"];
-  const std::vector<float> golden_rows = test::read_f32(stem + ".f32");
-  const auto rows = j["logits_rows"].get<std::vector<size_t>>();
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const std::span<const float> ref(golden_rows.data() + k * n_vocab, n_vocab);
-    EXPECT_LE(test::nmse(ref, std::span<const float>(process).subspan(rows[k] * n_vocab, n_vocab)), nmse_limit(c.model))
-        << "position " << rows[k];
+// The prepare stage changes what runs, never the numbers: with every fusion, the reorder and
+// the graph cache off (--htp-fuse none --htp-reorder off --htp-graph-cache off) both
+// transports give the default run's logits bit for bit (the fused kernels reuse the quantized
+// activation and the dot kernels and apply the ADD / GLU to the same floats), and stay within
+// the golden limits.
+TEST_P(GoldenTransports, UnfusedMatchesFusedBitForBit) {
+  GOLDEN_OR_SKIP(golden);
+  GoldenRun r = golden_run(golden, GetParam());
+  const std::vector<float> fused = test::prompt_and_step_logits(r.opts, r.prompt, r.steps);
+  r.opts.htp_fuse = "none";
+  r.opts.htp_reorder = "off";
+  r.opts.htp_graph_cache = "off";
+  for (const char* transport : {"inproc", "process"}) {
+    r.opts.htp_transport = transport;
+    const std::vector<float> plain = test::prompt_and_step_logits(r.opts, r.prompt, r.steps);
+    ASSERT_EQ(fused.size(), plain.size()) << transport;
+    EXPECT_EQ(bits_differ(fused, plain), 0u) << transport << ": of " << fused.size() << " logits";
+    expect_near_golden(r, GetParam().model, plain, transport);
   }
 }
 
@@ -109,9 +148,15 @@ TEST_P(GeneratedTransports, ProcessMatchesInprocBitForBit) {
   const std::vector<float> process = test::prompt_and_step_logits(opts, prompt, steps);
   ASSERT_EQ(inproc.size(), process.size());
   ASSERT_FALSE(inproc.empty());
-  size_t differ = 0;
-  for (size_t i = 0; i < inproc.size(); ++i) differ += std::memcmp(&inproc[i], &process[i], sizeof(float)) != 0;
-  EXPECT_EQ(differ, 0u) << "of " << inproc.size() << " logits";
+  EXPECT_EQ(bits_differ(inproc, process), 0u) << "of " << inproc.size() << " logits";
+  // And with the prepare stage off (no fusion, reorder or graph cache; the MoE preset has fused
+  // expert FFNs when it is on): the same bits.
+  opts.htp_fuse = "none";
+  opts.htp_reorder = "off";
+  opts.htp_graph_cache = "off";
+  const std::vector<float> plain = test::prompt_and_step_logits(opts, prompt, steps);
+  ASSERT_EQ(inproc.size(), plain.size());
+  EXPECT_EQ(bits_differ(inproc, plain), 0u) << "unfused: of " << inproc.size() << " logits";
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, GeneratedTransports, testing::Values("tiny", "tiny-qwen3moe", "tiny-gemma3"),

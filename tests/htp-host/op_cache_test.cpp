@@ -17,7 +17,7 @@ htp_host::OpKey key_of(int op, uint32_t offset) {
   k.src_mask = 1;
   k.src[0].offset = offset;
   k.src[0].ne[0] = 64;
-  k.dst.ne[0] = 64;
+  k.dst[0].ne[0] = 64;
   return k;
 }
 

@@ -63,20 +63,20 @@ TEST(HtpAbi, StatusAndOpcodeNamesAreComplete) {
     names.insert(htp_opcode_name(op));
   }
   EXPECT_EQ(names.size(), (size_t)HTP_OP_COUNT);
-  EXPECT_EQ(HTP_OP_COUNT, 44u);  // 40 ops + 4 fused, as listed in the ABI issue
+  EXPECT_EQ(HTP_OP_COUNT, 45u);  // 40 ops + 5 fused (MUL_MAT_ID_FFN appended)
   EXPECT_STREQ(htp_opcode_name(HTP_OP_FLASH_ATTN_EXT), "FLASH_ATTN_EXT");
   EXPECT_STREQ(htp_opcode_name(HTP_OP_COUNT), "UNKNOWN_OP");
 }
 
 TEST(HtpAbi, MessageLayoutHandComputed) {
-  // header 56 | 2 tensors x 48 | 1 op x 216 | response 104 + 1 x 8 | 2 threads x 4 records x 8
+  // header 56 | 2 tensors x 48 | 1 op x 224 | response 104 + 1 x 8 | 2 threads x 4 records x 8
   htp_message_layout l{};
   ASSERT_TRUE(htp_message_layout_build(2, 1, 2, 4, &l));
   EXPECT_EQ(l.tensors_offset, 56u);
   EXPECT_EQ(l.ops_offset, 152u);
-  EXPECT_EQ(l.response_offset, 368u);
-  EXPECT_EQ(l.trace_offset, 480u);
-  EXPECT_EQ(l.message_size, 544u);
+  EXPECT_EQ(l.response_offset, 376u);
+  EXPECT_EQ(l.trace_offset, 488u);
+  EXPECT_EQ(l.message_size, 552u);
   EXPECT_FALSE(htp_message_layout_build(0xffff, 0x2000000, 0, 0, &l));  // 7 GB of ops
 }
 

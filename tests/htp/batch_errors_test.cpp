@@ -169,6 +169,26 @@ TEST_F(HtpBatchErrors, MissingOrWeightDestination) {
   EXPECT_EQ(response(msg).failed_op, 0u);
 }
 
+// A fused op's further outputs are checked like dst: in the table, never a weight; the
+// descriptor's padding must be zero.
+TEST_F(HtpBatchErrors, BadExtraDestinationOrPadding) {
+  BatchBuilder b = valid();
+  b.ops[0].dst_ext[1] = 3;  // only tensors 0..2 exist
+  std::vector<uint64_t> msg = b.build();
+  expect_rejected(msg, HTP_ERR_BAD_TENSOR);
+
+  b = valid();
+  b.tensors[0].flags = HTP_TENSOR_WEIGHT;
+  b.ops[0].dst_ext[0] = 0;
+  msg = b.build();
+  expect_rejected(msg, HTP_ERR_BAD_TENSOR);
+
+  b = valid();
+  b.ops[0].pad = 1;
+  msg = b.build();
+  expect_rejected(msg, HTP_ERR_INVALID_PARAMS);
+}
+
 TEST_F(HtpBatchErrors, UnknownOpcodeAndFlags) {
   BatchBuilder b = valid();
   b.ops[0].opcode = 999;

@@ -55,6 +55,7 @@ class BatchBuilder {
     o.opcode = opcode;
     o.dst = dst;
     for (uint16_t& s : o.src) s = HTP_NO_TENSOR;
+    for (uint16_t& d : o.dst_ext) d = HTP_NO_TENSOR;
     int k = 0;
     for (uint16_t s : srcs) o.src[k++] = s;
     ops.push_back(o);

@@ -19,9 +19,10 @@ struct htp_op_desc {
   alignas(8) uint8_t kparams[HTP_KPARAMS_BYTES];  // per-family struct, see htp_kparams_*
   uint16_t src[HTP_MAX_SRC];            // tensor indices; HTP_NO_TENSOR when unused
   uint16_t dst;
+  uint16_t dst_ext[HTP_MAX_DST - 1];    // further outputs of a fused op (MUL_MAT_QKV); else HTP_NO_TENSOR
   uint16_t pad;
 };
-static_assert(sizeof(htp_op_desc) == 216 && sizeof(htp_op_desc) % 8 == 0, "htp_op_desc layout");
+static_assert(sizeof(htp_op_desc) == 224 && sizeof(htp_op_desc) % 8 == 0, "htp_op_desc layout");
 
 // Per-family kernel params live in the blob; each family static_asserts its struct fits.
 template <typename T>

@@ -73,7 +73,8 @@
   X(RMS_NORM_MUL, 40, norm)     \
   X(MUL_MAT_ADD, 41, matmul)    \
   X(MUL_MAT_QKV, 42, matmul)    \
-  X(MUL_MAT_FFN, 43, matmul)
+  X(MUL_MAT_FFN, 43, matmul)    \
+  X(MUL_MAT_ID_FFN, 44, matmul)
 
 #define HTP_ALL_OPS(X) HTP_GRAPH_OPS(X) HTP_FUSED_OPS(X)
 

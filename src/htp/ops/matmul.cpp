@@ -19,8 +19,8 @@
 // MUL_MAT_ID: the caller thread first scans ids (DMA'd into VTCM) into per-expert lists of
 // (slot, token) pairs; act rows are those pairs in expert order, so a segment is one expert's
 // pairs and its GEMM runs on that expert's slice. Out-of-range ids fail the op before any math.
-#include "htp/abi/matmul_params.h"
-#include "htp/ops/ops.h"
+#include "htp/abi/matmul_fused_params.h"
+#include "htp/ops/matmul_impl.h"
 #include "htp/util.h"
 #include "htp/vec/vec.h"
 
@@ -30,91 +30,39 @@ namespace {
 
 constexpr uint32_t kQueueMask = DMA_QUEUE_CAPACITY - 1;
 constexpr uint8_t kNotWeight = 0xff;
-
-struct mm_job {
-  const htp_op_ctx* ctx;
-  htp_mm_params p;
-  htp_mm_shape s;
-  vec_gemv_fn gemv;
-  vec_gemm_fn gemm;
-  vec_quant_fn quant;
-  bool float_weights;
-  uint32_t kblock;      // elements per K block
-  uint32_t block_bytes; // bytes of one block tile
-  uint32_t act_block;   // bytes of one K block of an act row
-  uint32_t q_parts;     // quantization pieces per act row
-  uint32_t n_kc;        // weight units along K per (segment, group): 1 unless K is split
-  uint64_t row_bytes;   // bytes of one row tile
-  uint32_t chunk0;      // first act row of the current chunk
-  uint32_t chunk_end;
-  uint8_t* act;           // the act area
-  const uint32_t* offs;   // ID: act row range of expert e = [offs[e], offs[e + 1])
-  const uint32_t* pairs;  // ID: act row r is pair pairs[r] = i + n_used * t
-  // Dynamic split (one segment, whole-K units): workers claim tile groups from this counter
-  // instead of owning a fixed range, so a worker that gets less memory bandwidth or CPU than
-  // the other takes fewer units and both finish together.
-  bool dynamic;
-  uint32_t next_tile;
-  htp_status status[HTP_MAX_THREADS];
-};
-
-// ---- index math -------------------------------------------------------------------------------
-
-// MUL_MAT act row r = n + N * (i2 + c2 * i3).
-struct mm_batch {
-  uint32_t n, i2, i3;
-};
-
-inline mm_batch batch_of(const mm_job& j, uint32_t r) {
-  const uint32_t b = htp_fastdiv(r, j.p.div[0]);
-  const uint32_t i3 = htp_fastdiv(b, j.p.div[1]);
-  return {r - b * j.p.div[0].div, b - i3 * j.p.div[1].div, i3};
-}
-
-// MUL_MAT_ID pair q = i + n_used * t.
-struct mm_pair {
-  uint32_t i, t;
-};
-
-inline mm_pair pair_of(const mm_job& j, uint32_t q) {
-  const uint32_t t = htp_fastdiv(q, j.p.div[0]);
-  return {q - t * j.p.div[0].div, t};
-}
+constexpr uint8_t kAddend = 0xfe;  // ring entry: a fused op's addend rows
 
 // The F32 source row of act row r.
 inline const uint8_t* act_src_row(const mm_job& j, uint32_t r) {
-  const tensor_ref& b = *j.ctx->src[1];
+  const tensor_ref& b = *j.x;
   if (j.s.opcode == HTP_OP_MUL_MAT) {
-    const mm_batch x = batch_of(j, r);
+    const mm_batch x = mm_batch_of(j, r);
     return b.data + (uint64_t)x.n * b.t.nb[1] + (uint64_t)x.i2 * b.t.nb[2] + (uint64_t)x.i3 * b.t.nb[3];
   }
-  const mm_pair x = pair_of(j, j.pairs[r]);
+  const mm_pair x = mm_pair_of(j, j.pairs[r]);
   return b.data + (uint64_t)htp_fastmod(x.i, j.p.div[1]) * b.t.nb[1] + (uint64_t)x.t * b.t.nb[2];
 }
 
-// The dst row of act row r.
+// The dst row of act row r (a fused FFN part: its VTCM result row).
 inline uint8_t* dst_row(const mm_job& j, uint32_t r) {
-  const tensor_ref& d = *j.ctx->dst;
-  if (j.s.opcode == HTP_OP_MUL_MAT) {
-    const mm_batch x = batch_of(j, r);
-    return d.data + (uint64_t)x.n * d.t.nb[1] + (uint64_t)x.i2 * d.t.nb[2] + (uint64_t)x.i3 * d.t.nb[3];
-  }
-  const mm_pair x = pair_of(j, j.pairs[r]);
-  return d.data + (uint64_t)x.i * d.t.nb[1] + (uint64_t)x.t * d.t.nb[2];
+  if (j.local != nullptr) return j.local + (uint64_t)(r - j.chunk0) * j.local_stride;
+  return mm_out_row(j, *j.d, r);
 }
 
 // The weight slice MUL_MAT act row r multiplies with.
 inline const uint8_t* slice_of(const mm_job& j, uint32_t r) {
-  const mm_batch x = batch_of(j, r);
+  const mm_batch x = mm_batch_of(j, r);
   const uint32_t slice = htp_fastdiv(x.i2, j.p.div[2]) + j.s.b2 * htp_fastdiv(x.i3, j.p.div[3]);
-  return j.ctx->src[0]->data + slice * j.s.slice_bytes;
+  return j.w->data + slice * j.s.slice_bytes;
 }
 
 // ---- run 1: activation quantization -----------------------------------------------------------
 // Work units are (act row, piece of quant_blocks K blocks), split evenly over the workers; each
 // piece streams DDR -> DMA -> staging slot -> quantizer -> act area.
 
-void quant_worker(unsigned n, unsigned w, void* data) {
+}  // namespace
+
+void mm_quant_worker(unsigned n, unsigned w, void* data) {
   auto* j = (mm_job*)data;
   const htp_op_ctx* ctx = j->ctx;
   const htp_mm_layout& lay = j->p.lay;
@@ -165,6 +113,8 @@ void quant_worker(unsigned n, unsigned w, void* data) {
 
 // ---- run 2: weight streaming ------------------------------------------------------------------
 
+namespace {
+
 // A run of act rows that share one weight slice and (MUL_MAT) one dst row stride.
 struct mm_seg {
   const uint8_t* w;  // the slice's first row tile
@@ -199,7 +149,7 @@ struct seg_iter {
     for (; pos < j.s.n_slices; ++pos) {
       const uint32_t lo = htp_max(j.offs[pos], j.chunk0), hi = htp_min(j.offs[pos + 1], j.chunk_end);
       if (lo < hi) {
-        *out = {j.ctx->src[0]->data + pos * j.s.slice_bytes, lo, hi - lo};
+        *out = {j.w->data + pos * j.s.slice_bytes, lo, hi - lo};
         ++pos;
         return true;
       }
@@ -247,6 +197,7 @@ struct mm_ring {
   uint8_t slot_of[DMA_QUEUE_CAPACITY];  // per queue entry: the ring slot it fills, or kNotWeight
   bool parked[HTP_MM_MAX_PREFETCH];
   dma_ptr unit[HTP_MM_MAX_PREFETCH];
+  dma_ptr addend;  // where the last addend push can be read
 
   void pop_one() {
     if (dma_queue_empty(q)) {  // a bookkeeping bug: never wait on an empty queue
@@ -255,7 +206,9 @@ struct mm_ring {
     }
     const uint8_t slot = slot_of[q->pop_seq & kQueueMask];
     const dma_ptr x = dma_queue_pop(q);
-    if (slot != kNotWeight) {
+    if (slot == kAddend) {
+      addend = x;
+    } else if (slot != kNotWeight) {
       unit[slot] = x;
       parked[slot] = true;
     }
@@ -295,19 +248,40 @@ inline void multiply(const mm_job& j, const uint8_t* w, const uint8_t* act, uint
     j.gemm(w, act, j.p.lay.act_stride, n_act, out, out_stride / 4, k, nrows);
 }
 
+// Fused MUL_MAT_ADD / bias: the addend's rows for this unit come through the worker's FIFO into
+// its staging and are added to the final sums (one IEEE add per element, as the ADD op does).
+bool add_addend(const mm_job& j, mm_ring* ring, unsigned w, const mm_seg& seg, uint32_t r0, uint32_t nrows,
+                const dma_view& out) {
+  const tensor_ref& a = *j.addend;
+  uint8_t* stage = j.addend_area + (uint64_t)w * j.addend_bytes;
+  const uint32_t n_rows = j.addend_bcast ? 1 : seg.rows;
+  const uint8_t* src = (j.addend_bcast ? a.data : mm_out_row(j, a, seg.first)) + (uint64_t)r0 * 4;
+  ring->wait(ring->push(stage, j.p.lay.out_stride, src, a.t.nb[1], nrows * 4, n_rows, kAddend));
+  if (!ring->ok) return false;
+  for (uint32_t r = 0; r < seg.rows; ++r) {
+    float* o = (float*)(out.ptr + (uint64_t)r * out.stride);
+    const float* b = (const float*)(ring->addend.data + (j.addend_bcast ? 0 : (uint64_t)r * ring->addend.stride));
+    for (uint32_t i = 0; i < nrows; ++i) o[i] = o[i] + b[i];
+  }
+  return true;
+}
+
+}  // namespace
+
 void mm_worker(unsigned n, unsigned w, void* data) {
   auto* j = (mm_job*)data;
   const htp_op_ctx* ctx = j->ctx;
   const htp_mm_config& c = j->p.cfg;
   const htp_mm_layout& lay = j->p.lay;
-  const bool is_id = j->s.opcode == HTP_OP_MUL_MAT_ID;
+  // MUL_MAT_ID's dst rows are scattered, so always staged; a fused part's VTCM rows are not.
+  const bool scatter = j->s.opcode == HTP_OP_MUL_MAT_ID && j->local == nullptr;
   const bool dyn = j->dynamic;
   const uint32_t t_begin = dyn ? 0 : (uint32_t)((uint64_t)j->s.n_tiles * w / n);
   const uint32_t t_end = dyn ? j->s.n_tiles : (uint32_t)((uint64_t)j->s.n_tiles * (w + 1) / n);
   j->status[w] = HTP_OK;
   if (t_begin == t_end) return;
 
-  const tensor_ref& dst = *ctx->dst;
+  const uint32_t dst_stride = j->local != nullptr ? j->local_stride : j->d->t.nb[1];
   dma_queue* q = &ctx->dma[w];
   trace_buf* tr = &ctx->trace[w];
   uint8_t* area = ctx->vtcm_base + lay.thread_offset + (uint64_t)w * lay.thread_bytes;
@@ -367,10 +341,10 @@ void mm_worker(unsigned n, unsigned w, void* data) {
     const uint32_t r0 = comp.tile * kHtpTileRows;
     const uint32_t nrows = htp_min(gt * kHtpTileRows, j->s.m - r0);
     uint8_t* slot_out = area + lay.out_offset + (uint64_t)out_slot * lay.out_slot_bytes;
-    // MUL_MAT writes in place in zero-copy mode; MUL_MAT_ID's rows are scattered, so always staged.
-    const dma_view out = is_id ? dma_view{slot_out, lay.out_stride}
-                               : dma_queue_write_target(q, slot_out, lay.out_stride,
-                                                        dst_row(*j, seg.first) + (uint64_t)r0 * 4, dst.t.nb[1]);
+    // Contiguous dst rows are written in place in zero-copy mode; scattered ones always staged.
+    const dma_view out = scatter ? dma_view{slot_out, lay.out_stride}
+                                 : dma_queue_write_target(q, slot_out, lay.out_stride,
+                                                          dst_row(*j, seg.first) + (uint64_t)r0 * 4, dst_stride);
     const uint8_t* act = j->act + (uint64_t)(seg.first - j->chunk0) * lay.act_stride +
                          (uint64_t)comp.kc * c.k_blocks * j->act_block;
     const uint32_t k = htp_min(kc_elems, j->s.k - comp.kc * kc_elems);
@@ -389,8 +363,9 @@ void mm_worker(unsigned n, unsigned w, void* data) {
     trace_end(tr, HTP_EV_COMPUTE, info);
 
     if (comp.kc + 1 == j->n_kc) {  // the group's outputs are final: write back
-      if (!is_id) {
-        wb_seq[out_slot] = ring.push(dst_row(*j, seg.first) + (uint64_t)r0 * 4, dst.t.nb[1], slot_out, lay.out_stride,
+      if (j->addend != nullptr && !add_addend(*j, &ring, w, seg, r0, nrows, out)) break;
+      if (!scatter) {
+        wb_seq[out_slot] = ring.push(dst_row(*j, seg.first) + (uint64_t)r0 * 4, dst_stride, slot_out, lay.out_stride,
                                      nrows * 4, seg.rows, kNotWeight);
       } else {
         for (uint32_t a = 0; a < seg.rows; ++a) {
@@ -424,9 +399,9 @@ void mm_worker(unsigned n, unsigned w, void* data) {
 
 // Sorts the pairs (i, t) by expert ids[i, t] (stable) into j->pairs with ranges j->offs. Runs on
 // the calling thread (worker 0) before any other work.
-htp_status route_ids(mm_job* j) {
+htp_status mm_route_ids(mm_job* j) {
   const htp_op_ctx* ctx = j->ctx;
-  const tensor_ref& ids = *ctx->src[2];
+  const tensor_ref& ids = *j->ids;
   const htp_mm_aux a = htp_mm_aux_layout(j->p.lay.aux_offset, j->s);
   auto* offs = (uint32_t*)(ctx->vtcm_base + a.offs);
   auto* pairs = (uint32_t*)(ctx->vtcm_base + a.pairs);
@@ -467,53 +442,42 @@ htp_status route_ids(mm_job* j) {
   return HTP_OK;
 }
 
-}  // namespace
+
+void mm_job_chunk(mm_job* j, uint32_t c0) {
+  j->chunk0 = c0;
+  j->chunk_end = c0 + htp_min(j->p.cfg.act_rows, j->s.rows - c0);
+  j->dynamic = j->s.opcode == HTP_OP_MUL_MAT && j->n_kc == 1 && j->p.cfg.n_threads > 1 &&
+               c0 / j->s.seg_rows == (j->chunk_end - 1) / j->s.seg_rows;
+  j->next_tile = 0;
+}
 
 htp_status op_matmul(htp_op_ctx* ctx) {
   const uint32_t opcode = ctx->op->opcode;
+  if (htp_mmf_is_fused(opcode)) return op_matmul_fused(ctx);
   if (opcode != HTP_OP_MUL_MAT && opcode != HTP_OP_MUL_MAT_ID) return HTP_ERR_NO_SUPPORT;
   const bool is_id = opcode == HTP_OP_MUL_MAT_ID;
   if (ctx->src[0] == nullptr || ctx->src[1] == nullptr || (is_id && ctx->src[2] == nullptr))
     return HTP_ERR_INVALID_PARAMS;
 
-  mm_job job;
+  htp_mm_shape s{};
   htp_status st = htp_mm_shape_build(opcode, ctx->dst->t, ctx->src[0]->t, ctx->src[1]->t,
-                                     is_id ? &ctx->src[2]->t : nullptr, &job.s);
+                                     is_id ? &ctx->src[2]->t : nullptr, &s);
   if (st != HTP_OK) return st;
-  if (htp_mm_shape_empty(job.s)) return HTP_OK;
-  job.p = htp_kparams_get<htp_mm_params>(*ctx->op);
-  st = htp_mm_params_check(job.p, job.s, ctx->n_threads, ctx->vtcm_size);
+  if (htp_mm_shape_empty(s)) return HTP_OK;
+  const htp_mm_params p = htp_kparams_get<htp_mm_params>(*ctx->op);
+  st = htp_mm_params_check(p, s, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
 
-  const vec_kernels& vk = htp_vec_select();
-  const htp_tile_desc& td = htp_tile_info(job.s.tile);
-  job.ctx = ctx;
-  job.gemv = vk.for_tile(job.s.tile).gemv;
-  job.gemm = vk.for_tile(job.s.tile).gemm;
-  job.quant = vk.quant_for_tile(job.s.tile);
-  job.float_weights = htp_tile_is_float(job.s.tile);
-  job.kblock = td.kblock;
-  job.block_bytes = td.block_bytes;
-  job.act_block = htp_mm_act_block_bytes(job.s.tile);
-  job.q_parts = (job.s.n_blocks + job.p.cfg.quant_blocks - 1) / job.p.cfg.quant_blocks;
-  job.n_kc = (job.s.n_blocks + job.p.cfg.k_blocks - 1) / job.p.cfg.k_blocks;
-  job.row_bytes = htp_tile_row_bytes(job.s.tile, job.s.k);
-  job.act = ctx->vtcm_base;
-  job.offs = nullptr;
-  job.pairs = nullptr;
+  mm_job job;
+  mm_job_init(&job, ctx, s, p, ctx->src[0], ctx->src[1], ctx->dst, is_id ? ctx->src[2] : nullptr);
   if (is_id) {
-    st = route_ids(&job);
+    st = mm_route_ids(&job);
     if (st != HTP_OK) return st;
   }
-
-  for (uint32_t c0 = 0; c0 < job.s.rows; c0 += job.p.cfg.act_rows) {
-    job.chunk0 = c0;
-    job.chunk_end = c0 + htp_min(job.p.cfg.act_rows, job.s.rows - c0);
-    job.dynamic = !is_id && job.n_kc == 1 && job.p.cfg.n_threads > 1 &&
-                  c0 / job.s.seg_rows == (job.chunk_end - 1) / job.s.seg_rows;
-    job.next_tile = 0;
-    st = run_workers(ctx, quant_worker, &job, job.status, job.p.cfg.quant_threads);
-    if (st == HTP_OK) st = run_workers(ctx, mm_worker, &job, job.status, job.p.cfg.n_threads);
+  for (uint32_t c0 = 0; c0 < s.rows; c0 += p.cfg.act_rows) {
+    mm_job_chunk(&job, c0);
+    st = run_workers(ctx, mm_quant_worker, &job, job.status, p.cfg.quant_threads);
+    if (st == HTP_OK) st = run_workers(ctx, mm_worker, &job, job.status, p.cfg.n_threads);
     if (st != HTP_OK) return st;
   }
   return HTP_OK;

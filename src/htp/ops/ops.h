@@ -24,6 +24,7 @@ struct htp_op_ctx {
   uint32_t n_threads;                     // session workers; ops may use fewer
   const tensor_ref* src[HTP_MAX_SRC];     // nullptr where the op has no such source
   const tensor_ref* dst;
+  const tensor_ref* dst_ext[HTP_MAX_DST - 1];  // further outputs (fused ops); nullptr where none
   work_queue* wq;
   // Per worker, [n_threads] each: job i of a work_queue_run uses dma[i] and trace[i], so a run
   // that touches them has at most n_threads jobs (then job i runs on worker i).

@@ -79,7 +79,7 @@ Guarded guarded(htp_host::HtpBackend& b, size_t bytes) {
 std::string DeviceConfig::label() const {
   static const char* kModes[] = {"async", "inline", "zero-copy"};
   return std::to_string(n_threads) + " threads, VTCM " + std::to_string(vtcm_bytes >> 10) + " KiB, DMA " +
-         kModes[dma_mode] + (max_tensors != 0 ? ", " + std::to_string(max_tensors) + " tensors per batch" : "");
+         kModes[dma_mode] + (fuse != "all" ? ", fuse " + fuse : "") + (reorder ? "" : ", no reorder") + (max_tensors != 0 ? ", " + std::to_string(max_tensors) + " tensors per batch" : "");
 }
 
 const std::string& op_target() {
@@ -160,6 +160,7 @@ bool OpTester::compute(graph::Tensor* out, const htp_host::HtpOptions& opts, con
 
   graph::Graph gf;
   gf.expand(out);
+  htp.schedule(gf);  // the engine reorders before it plans memory
   // Weights live in host memory (as if mmapped) and are copied/repacked by the backend; every
   // other leaf and every computed tensor gets its own guarded pool buffer.
   std::vector<std::vector<uint8_t>> weight_store;
@@ -217,6 +218,7 @@ bool OpTester::compute(graph::Tensor* out, const htp_host::HtpOptions& opts, con
   // does not take all of it.
   if (!htp.compute_graph(gf)) htp.compute(nodes);
   r->device_ops = static_cast<uint32_t>(htp.last_op_ns().size());
+  r->opcodes = htp.last_opcodes();
   for (Guarded& g : buffers) EXPECT_TRUE(g.intact()) << "a sentinel next to a tensor was overwritten (" << config.label() << ")";
   *got = to_doubles(*out);
   if (want != nullptr) {
@@ -233,6 +235,8 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
   opts.vtcm_bytes = config.vtcm_bytes;
   opts.dma_mode = config.dma_mode;
   opts.max_tensors = config.max_tensors;
+  opts.fuse = config.fuse;
+  opts.reorder = config.reorder;
   const htp_host::HtpOptions host_opts = opts;
   if (op_target() != "host") {
     opts.transport = "process";
@@ -244,6 +248,7 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
   r.supported = true;
   std::vector<double> got, want;
   if (!compute(out, opts, config, &r, &got, &want)) return r;
+  r.output = got;
   r.n_elements = static_cast<int64_t>(got.size());
   if (op_target() != "host") {
     std::vector<double> host;

@@ -29,6 +29,8 @@ struct DeviceConfig {
   uint32_t vtcm_bytes = 8u << 20;
   uint32_t dma_mode = HTP_DMA_ZERO_COPY;
   uint32_t max_tensors = 0;  // the session's tensor table; 0: its default
+  std::string fuse = "all";  // --htp-fuse
+  bool reorder = true;       // --htp-reorder
   std::string label() const;
 };
 
@@ -52,6 +54,8 @@ struct OpResult {
   // (-1: not compared).
   int64_t host_differ = -1;
   int64_t n_elements = 0;
+  std::vector<double> output;  // the device's output values
+  std::vector<uint32_t> opcodes;  // the device's ops of the last call, in order
 };
 
 class OpTester {

@@ -1,0 +1,133 @@
+// Fused matmul ops: MUL_MAT_ADD, MUL_MAT_QKV, MUL_MAT_FFN, MUL_MAT_ID_FFN (plan and tensor slots in
+// htp/abi/matmul_fused_params.h). Per chunk of act rows: one quantization run into the act area,
+// then each part's weight-streaming run against it (matmul.cpp's workers), then for the FFN ops
+// a GLU run that reads the gate and up results from VTCM and writes only glu(gate, up) to DDR.
+// A part computes with its unfused configuration and the same kernels, and an addend or the GLU
+// is applied to the same float values the unfused ADD / SWIGLU / GEGLU would read, so the fused
+// op gives the unfused sequence's bits.
+#include "htp/abi/matmul_fused_params.h"
+#include "htp/ops/matmul_impl.h"
+#include "htp/util.h"
+#include "htp/vmath/vmath.h"
+
+namespace hexllm::htp {
+
+namespace {
+
+struct glu_job {
+  const htp_op_ctx* ctx;
+  const mm_job* part0;  // the chunk, the output's index math (and the ID pairs)
+  const tensor_ref* out;
+  const vmath_ops* vm;
+  uint32_t glu;
+  const uint8_t* gate;  // the chunk's results, one row per act row
+  const uint8_t* up;
+  uint32_t stride;
+  htp_status status[HTP_MAX_THREADS];
+};
+
+// Rows of the chunk split evenly; each row is computed into its VTCM gate row (or straight into
+// DDR in zero-copy mode) and written back through the worker's FIFO.
+void glu_worker(unsigned n, unsigned w, void* data) {
+  auto* j = (glu_job*)data;
+  const mm_job& m = *j->part0;
+  const uint32_t rows = m.chunk_end - m.chunk0, cols = m.s.m;
+  const uint32_t r_begin = (uint32_t)((uint64_t)rows * w / n), r_end = (uint32_t)((uint64_t)rows * (w + 1) / n);
+  j->status[w] = HTP_OK;
+  if (r_begin == r_end) return;
+  dma_queue* q = &j->ctx->dma[w];
+  trace_buf* tr = &j->ctx->trace[w];
+  bool ok = true;
+  trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)r_begin);
+  for (uint32_t r = r_begin; r < r_end && ok; ++r) {
+    auto* g = (uint8_t*)(j->gate + (uint64_t)r * j->stride);
+    const auto* u = (const float*)(j->up + (uint64_t)r * j->stride);
+    uint8_t* dst = mm_out_row(m, *j->out, m.chunk0 + r);
+    const dma_view y = dma_queue_write_target(q, g, j->stride, dst, j->stride);
+    if (j->glu == HTP_OP_SWIGLU) j->vm->swiglu((const float*)g, u, (float*)y.ptr, cols);
+    else j->vm->geglu((const float*)g, u, (float*)y.ptr, cols);
+    if (dma_queue_depth(q) >= DMA_QUEUE_CAPACITY) dma_queue_pop(q);
+    ok &= dma_queue_push(q, dst, g, cols * 4);
+  }
+  trace_end(tr, HTP_EV_COMPUTE, (uint16_t)r_begin);
+  trace_begin(tr, HTP_EV_FLUSH, (uint16_t)r_end);
+  dma_queue_flush(q);
+  trace_end(tr, HTP_EV_FLUSH, (uint16_t)r_end);
+  j->status[w] = ok ? HTP_OK : HTP_ERR_INTERNAL;
+}
+
+const htp_tensor* desc_of(const tensor_ref* r) { return r != nullptr ? &r->t : nullptr; }
+
+}  // namespace
+
+htp_status op_matmul_fused(htp_op_ctx* ctx) {
+  const uint32_t opcode = ctx->op->opcode;
+  const bool ffn = htp_mmf_is_ffn(opcode);
+  const tensor_ref* outs[HTP_MMF_MAX_PARTS] = {ctx->dst, ctx->dst_ext[0], ctx->dst_ext[1]};
+  htp_mmf_tensors t{};
+  t.x = desc_of(ctx->src[0]);
+  for (uint32_t k = 0; k < HTP_MMF_MAX_PARTS; ++k) {
+    t.w[k] = desc_of(ctx->src[1 + k]);
+    t.addend[k] = desc_of(ctx->src[HTP_MMF_ADDEND_SRC + k]);
+    t.out[k] = desc_of(outs[k]);
+  }
+  t.ids = desc_of(ctx->src[HTP_MMF_IDS_SRC]);
+  const htp_mmf_params p = htp_kparams_get<htp_mmf_params>(*ctx->op);
+  htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
+  htp_status st = htp_mmf_params_check(p, opcode, ctx->op->params, t, ctx->n_threads, ctx->vtcm_size, shapes);
+  if (st != HTP_OK) return st;
+  const uint32_t n_parts = p.n_parts, glu = p.glu;
+
+  mm_job jobs[HTP_MMF_MAX_PARTS];
+  const uint32_t act_rows = p.cfg[0].act_rows;
+  for (uint32_t k = 0; k < n_parts; ++k) {
+    htp_mm_params mp{};
+    uint64_t bytes = 0;
+    st = htp_mm_params_make(shapes[k], p.cfg[k], &mp, &bytes);
+    if (st != HTP_OK) return st;
+    mm_job& j = jobs[k];
+    mm_job_init(&j, ctx, shapes[k], mp, ctx->src[1 + k], ctx->src[0], outs[ffn ? 0 : k],
+                ctx->src[HTP_MMF_IDS_SRC]);
+    if (ffn) {
+      j.local = ctx->vtcm_base + p.local_offset + (uint64_t)k * act_rows * p.local_stride;
+      j.local_stride = p.local_stride;
+    }
+    if (((p.add_mask >> k) & 1u) != 0) {
+      j.addend = ctx->src[HTP_MMF_ADDEND_SRC + k];
+      j.addend_bcast = ((p.bcast_mask >> k) & 1u) != 0;
+      j.addend_area = ctx->vtcm_base + p.addend_offset;
+      j.addend_bytes = p.addend_bytes;
+    }
+  }
+  if (opcode == HTP_OP_MUL_MAT_ID_FFN) {  // one routing for both parts: same ids, same aux area
+    st = mm_route_ids(&jobs[0]);
+    if (st != HTP_OK) return st;
+    for (uint32_t k = 1; k < n_parts; ++k) {
+      jobs[k].offs = jobs[0].offs;
+      jobs[k].pairs = jobs[0].pairs;
+    }
+  }
+
+  glu_job gj;
+  gj.ctx = ctx;
+  gj.part0 = &jobs[0];
+  gj.out = ctx->dst;
+  gj.vm = &vmath_select();
+  gj.glu = glu;
+  gj.gate = jobs[0].local;
+  gj.up = ffn ? jobs[1].local : nullptr;
+  gj.stride = p.local_stride;
+  const uint32_t rows = shapes[0].rows;
+  for (uint32_t c0 = 0; c0 < rows; c0 += act_rows) {
+    for (uint32_t k = 0; k < n_parts; ++k) mm_job_chunk(&jobs[k], c0);
+    st = run_workers(ctx, mm_quant_worker, &jobs[0], jobs[0].status, p.cfg[0].quant_threads);
+    for (uint32_t k = 0; k < n_parts && st == HTP_OK; ++k)
+      st = run_workers(ctx, mm_worker, &jobs[k], jobs[k].status, p.cfg[k].n_threads);
+    if (st == HTP_OK && ffn)
+      st = run_workers(ctx, glu_worker, &gj, gj.status, htp_min((uint32_t)p.cfg[0].n_threads, jobs[0].chunk_end - c0));
+    if (st != HTP_OK) return st;
+  }
+  return HTP_OK;
+}
+
+}  // namespace hexllm::htp

@@ -1,0 +1,277 @@
+// The fused matmul ops the prepare stage forms (MUL_MAT_ADD, MUL_MAT_QKV, MUL_MAT_FFN,
+// MUL_MAT_ID_FFN), against two truths: the reference backend (NMSE 5e-4, the matmul threshold:
+// the activations are quantized to 8 bits) and the same graph on the device with every fusion
+// and the reorder off, which the fused op must reproduce bit for bit (same quantized
+// activation, same dot kernels, the ADD / GLU on the same floats). Each case also checks that
+// the fused op formed (the device's opcodes), under the standard configs (1 and 2 threads,
+// 8 MiB and 256 KiB VTCM, every DMA engine, sentinels around every tensor); and the device
+// refuses tampered fused params.
+#include <cmath>
+
+#include "htp-host/op_builders.h"
+#include "htp/abi/matmul_fused_params.h"
+#include "op_harness.h"
+
+namespace hexllm::test {
+namespace {
+
+using graph::Tensor;
+constexpr double kNmse = 5e-4;
+
+uint32_t count_of(const std::vector<uint32_t>& ops, uint32_t opcode) {
+  uint32_t n = 0;
+  for (uint32_t op : ops) n += op == opcode;
+  return n;
+}
+
+// Runs `build` fused and unfused under every standard config: the fused run must hold `want`
+// ops `opcode`, match the reference, and give the unfused run's bits.
+void expect_fused(const std::string& name, const std::function<Tensor*(OpTester&)>& build, uint32_t opcode,
+                  uint32_t want) {
+  if (const std::string why = op_target_unavailable(); !why.empty()) GTEST_SKIP() << "op target " << op_target() << ": " << why;
+  for (DeviceConfig c : standard_configs()) {
+    OpTester fused_t;
+    const OpResult fused = fused_t.run(build(fused_t), c);
+    ASSERT_TRUE(fused.supported) << name << ": the device refused " << fused.unsupported << " (" << c.label() << ")";
+    EXPECT_LE(fused.nmse, kNmse) << name << " (" << c.label() << ")";
+    EXPECT_EQ(count_of(fused.opcodes, opcode), want) << name << ": " << htp_opcode_name(opcode) << " (" << c.label() << ")";
+    if (fused.host_differ >= 0) {
+      EXPECT_EQ(fused.host_differ, 0) << name << ": differs from the x86 device (" << c.label() << ")";
+    }
+
+    c.fuse = "none";
+    c.reorder = false;
+    OpTester plain_t;
+    const OpResult plain = plain_t.run(build(plain_t), c);
+    ASSERT_TRUE(plain.supported) << name << " unfused (" << c.label() << ")";
+    EXPECT_EQ(count_of(plain.opcodes, opcode), 0u) << name << " (" << c.label() << ")";
+    ASSERT_EQ(fused.output.size(), plain.output.size()) << name;
+    int64_t differ = 0;
+    for (size_t i = 0; i < fused.output.size(); ++i)
+      differ += !(fused.output[i] == plain.output[i] || (std::isnan(fused.output[i]) && std::isnan(plain.output[i])));
+    EXPECT_EQ(differ, 0) << name << ": elements of " << fused.output.size() << " that differ from the unfused ops ("
+                         << c.label() << ")";
+  }
+}
+
+std::string shape_name(const char* what, Type type, int64_t k, int64_t m, int64_t n) {
+  return std::string(what) + " " + type_name(type) + " K" + std::to_string(k) + " M" + std::to_string(m) + " N" +
+         std::to_string(n);
+}
+
+int64_t k_for(Type type) { return type == Type::Q4_K || type == Type::Q6_K ? 256 : 96; }
+
+// ---- MUL_MAT + ADD ----------------------------------------------------------------------------
+
+TEST(HtpFusedMatmul, MulMatAddBiasRow) {
+  for (Type type : {Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::F16})
+    for (int64_t m : {19, 64})
+      for (int64_t n : {1, 5, 67}) {
+        const int64_t k = k_for(type);
+        expect_fused(shape_name("bias", type, k, m, n), [&](OpTester& t) {
+          Tensor* y = graph::mul_mat(t.ctx(), t.weight(type, {k, m}), t.input(Type::F32, {k, n}));
+          return graph::add(t.ctx(), y, t.weight(Type::F32, {m}));
+        }, HTP_OP_MUL_MAT_ADD, 1);
+      }
+}
+
+TEST(HtpFusedMatmul, MulMatAddResidualAndBatches) {
+  for (int64_t n : {1, 6, 33}) {
+    expect_fused(shape_name("residual first", Type::Q4_0, 128, 40, n), [&](OpTester& t) {
+      Tensor* y = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {128, 40}), t.input(Type::F32, {128, n}));
+      return graph::add(t.ctx(), t.input(Type::F32, {40, n}), y);
+    }, HTP_OP_MUL_MAT_ADD, 1);
+    // A 2-D weight broadcast over 3 batches, the residual of the output's shape.
+    expect_fused(shape_name("batched residual", Type::Q8_0, 64, 24, n), [&](OpTester& t) {
+      Tensor* y = graph::mul_mat(t.ctx(), t.weight(Type::Q8_0, {64, 24}), t.input(Type::F32, {64, n, 3}));
+      return graph::add(t.ctx(), y, t.input(Type::F32, {24, n, 3}));
+    }, HTP_OP_MUL_MAT_ADD, 1);
+  }
+}
+
+TEST(HtpFusedMatmul, MulMatAddOfAView) {
+  expect_fused("activation is a strided view", [](OpTester& t) {
+    Tensor* big = t.input(Type::F32, {160, 7});
+    Tensor* x = graph::view_2d(t.ctx(), big, 96, 7, big->nb[1], 32 * 4);
+    Tensor* y = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {96, 27}), x);
+    return graph::add(t.ctx(), y, t.weight(Type::F32, {27}));
+  }, HTP_OP_MUL_MAT_ADD, 1);
+}
+
+// ---- Q, K, V -----------------------------------------------------------------------------------
+
+// concat(concat(q, k), v) along the rows: one output of the three (the harness compares one).
+Tensor* qkv_graph(OpTester& t, Type type, int64_t k, int64_t n, bool bias, int64_t mq, int64_t mkv) {
+  Tensor* x = t.input(Type::F32, {k, n});
+  auto proj = [&](int64_t m) {
+    Tensor* y = graph::mul_mat(t.ctx(), t.weight(type, {k, m}), x);
+    return bias ? graph::add(t.ctx(), y, t.weight(Type::F32, {m})) : y;
+  };
+  Tensor* q = proj(mq);
+  Tensor* kk = proj(mkv);
+  Tensor* v = proj(mkv);
+  return graph::concat(t.ctx(), graph::concat(t.ctx(), q, kk, 0), v, 0);
+}
+
+TEST(HtpFusedMatmul, QkvFormsOneOp) {
+  for (Type type : {Type::Q4_0, Type::Q8_0, Type::Q4_K})
+    for (bool bias : {false, true})
+      for (int64_t n : {1, 7, 40}) {
+        const int64_t k = k_for(type);
+        expect_fused(shape_name(bias ? "qkv+bias" : "qkv", type, k, 64, n),
+                     [&](OpTester& t) { return qkv_graph(t, type, k, n, bias, 64, 24); }, HTP_OP_MUL_MAT_QKV, 1);
+      }
+}
+
+// The graph's order is q, concat(q, k) needs k... : the reorder must pull v's matmul forward.
+TEST(HtpFusedMatmul, QkvNeedsTheReorder) {
+  OpTester t;
+  DeviceConfig c;
+  Tensor* out = qkv_graph(t, Type::Q4_0, 64, 3, true, 40, 16);
+  c.reorder = false;
+  const OpResult r = t.run(out, c);
+  ASSERT_TRUE(r.supported);
+  EXPECT_EQ(count_of(r.opcodes, HTP_OP_MUL_MAT_QKV), 0u) << "v's matmul comes after the first concat";
+  EXPECT_LE(r.nmse, kNmse);
+}
+
+// ---- FFN gate + up + GLU -------------------------------------------------------------------------
+
+TEST(HtpFusedMatmul, FfnGateUpGlu) {
+  for (Type type : {Type::Q4_0, Type::Q4_K, Type::F16})
+    for (bool silu : {true, false})
+      for (int64_t f : {24, 67})
+        for (int64_t n : {1, 9, 70}) {
+          const int64_t k = k_for(type);
+          expect_fused(shape_name(silu ? "swiglu" : "geglu", type, k, f, n), [&](OpTester& t) {
+            Tensor* x = t.input(Type::F32, {k, n});
+            Tensor* g = graph::mul_mat(t.ctx(), t.weight(type, {k, f}), x);
+            Tensor* u = graph::mul_mat(t.ctx(), t.weight(type, {k, f}), x);
+            return silu ? graph::swiglu(t.ctx(), g, u) : graph::geglu(t.ctx(), g, u);
+          }, HTP_OP_MUL_MAT_FFN, 1);
+        }
+}
+
+// The up matmul first, then the gate (roles follow the GLU, not the order), and batches.
+TEST(HtpFusedMatmul, FfnUpFirstAndBatches) {
+  expect_fused("up first, 2 batches", [](OpTester& t) {
+    Tensor* x = t.input(Type::F32, {64, 5, 2});
+    Tensor* u = graph::mul_mat(t.ctx(), t.weight(Type::Q8_0, {64, 48}), x);
+    Tensor* g = graph::mul_mat(t.ctx(), t.weight(Type::Q8_0, {64, 48}), x);
+    return graph::swiglu(t.ctx(), g, u);
+  }, HTP_OP_MUL_MAT_FFN, 1);
+}
+
+// ---- MoE: MUL_MAT_ID gate + up + SWIGLU ----------------------------------------------------------
+
+TEST(HtpFusedMatmul, MoeFfn) {
+  for (Type type : {Type::Q4_0, Type::Q4_K})
+    for (int64_t n_used : {1, 2})
+      for (int64_t n_tok : {1, 6, 33}) {
+        const int64_t k = k_for(type), f = 40, n_exp = 4;
+        expect_fused(shape_name("moe", type, k, f, n_tok) + " used " + std::to_string(n_used), [&](OpTester& t) {
+          Tensor* x = t.input(Type::F32, {k, 1, n_tok});
+          Tensor* ids = t.ids({n_used, n_tok}, static_cast<int32_t>(n_exp));
+          Tensor* g = graph::mul_mat_id(t.ctx(), t.weight(type, {k, f, n_exp}), x, ids);
+          Tensor* u = graph::mul_mat_id(t.ctx(), t.weight(type, {k, f, n_exp}), x, ids);
+          return graph::swiglu(t.ctx(), g, u);
+        }, HTP_OP_MUL_MAT_ID_FFN, 1);
+      }
+}
+
+// ---- where the patterns do not hold -------------------------------------------------------------
+
+TEST(HtpFusedMatmul, DoesNotFormWhereThePatternDoesNotHold) {
+  // The matmul's result is read twice: the ADD cannot swallow it.
+  expect_fused("matmul read twice", [](OpTester& t) {
+    Tensor* y = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {64, 16}), t.input(Type::F32, {64, 3}));
+    Tensor* s = graph::add(t.ctx(), y, t.weight(Type::F32, {16}));
+    return graph::add(t.ctx(), s, y);
+  }, HTP_OP_MUL_MAT_ADD, 0);
+  // Gate and up on different activations: no FFN (each matmul still adds nothing).
+  expect_fused("gate and up on two activations", [](OpTester& t) {
+    Tensor* g = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {64, 16}), t.input(Type::F32, {64, 3}));
+    Tensor* u = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {64, 16}), t.input(Type::F32, {64, 3}));
+    return graph::swiglu(t.ctx(), g, u);
+  }, HTP_OP_MUL_MAT_FFN, 0);
+  // The gate result is also read elsewhere: it must reach DDR, so no FFN.
+  expect_fused("gate read twice", [](OpTester& t) {
+    Tensor* x = t.input(Type::F32, {64, 3});
+    Tensor* g = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {64, 16}), x);
+    Tensor* u = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {64, 16}), x);
+    return graph::add(t.ctx(), graph::swiglu(t.ctx(), g, u), g);
+  }, HTP_OP_MUL_MAT_FFN, 0);
+}
+
+// A dense 2-D descriptor: ne0 x ne1 elements, rows of nb1 bytes, element stride nb0.
+htp_tensor desc2d(uint32_t type, uint32_t ne0, uint32_t ne1, uint32_t nb0, uint32_t nb1, uint32_t size) {
+  htp_tensor t{};
+  t.type = type;
+  t.ne[0] = ne0;
+  t.ne[1] = ne1;
+  t.ne[2] = t.ne[3] = 1;
+  t.nb[0] = nb0;
+  t.nb[1] = nb1;
+  t.nb[2] = t.nb[3] = nb1 * ne1;
+  t.size = size;
+  return t;
+}
+
+// A plan that does not fit VTCM is refused by the builder (the host then runs the ops unfused).
+TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
+  const uint32_t tile = hexllm::htp::htp_tile_for(HTP_TYPE_Q4_0);
+  const uint32_t k = 4096, f = 8192, n = 256;
+  const htp_tensor w = desc2d(tile, k, f, 18, k / 32 * 18, (uint32_t)hexllm::htp::htp_tiled_size(tile, f, k));
+  const htp_tensor x = desc2d(HTP_TYPE_F32, k, n, 4, k * 4, k * n * 4);
+  const htp_tensor out = desc2d(HTP_TYPE_F32, f, n, 4, f * 4, f * n * 4);
+  htp_mmf_tensors t{};
+  t.x = &x;
+  t.w[0] = t.w[1] = &w;
+  t.out[0] = &out;
+  int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
+  htp_mmf_params p{};
+  htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
+  ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_OK);
+  // Both result buffers of a chunk stay in VTCM: 8 MiB holds a few rows of 2 x 8192 floats.
+  EXPECT_LT(p.cfg[0].act_rows, n);
+  EXPECT_LE(p.vtcm_bytes, 8u << 20);
+  EXPECT_EQ(htp_mmf_params_check(p, HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, shapes), HTP_OK);
+  EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 64u << 10, &p), HTP_ERR_VTCM_TOO_SMALL);
+  params[0] = static_cast<int32_t>(HTP_OP_SWIGLU_OAI);  // no such fused GLU
+  EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
+}
+
+// The device rebuilds the derived fields from the configurations the params name: with this
+// small shape every changed byte is out of range or breaks a derived field, and is refused.
+TEST(HtpFusedMatmul, DeviceRefusesTamperedParams) {
+  const uint32_t tile = hexllm::htp::htp_tile_for(HTP_TYPE_Q4_0);
+  const htp_tensor x = desc2d(HTP_TYPE_F32, 64, 3, 4, 256, 768);
+  const htp_tensor w = desc2d(tile, 64, 16, 18, 36, (uint32_t)hexllm::htp::htp_tiled_size(tile, 16, 64));
+  const htp_tensor out = desc2d(HTP_TYPE_F32, 16, 3, 4, 64, 192);
+  const htp_tensor bias = desc2d(HTP_TYPE_F32, 16, 1, 4, 64, 64);
+  htp_mmf_tensors t{};
+  t.x = &x;
+  t.w[0] = &w;
+  t.addend[0] = &bias;
+  t.out[0] = &out;
+  const int32_t params[HTP_MAX_PARAMS] = {};
+  htp_mmf_params good{};
+  htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
+  ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_ADD, params, t, 2, 1u << 20, &good), HTP_OK);
+  EXPECT_EQ(good.add_mask, 1u);
+  EXPECT_EQ(good.bcast_mask, 1u);
+  for (size_t byte = 0; byte < sizeof good; ++byte) {
+    htp_mmf_params bad = good;
+    reinterpret_cast<uint8_t*>(&bad)[byte] ^= 0x10;
+    EXPECT_NE(htp_mmf_params_check(bad, HTP_OP_MUL_MAT_ADD, params, t, 2, 1u << 20, shapes), HTP_OK) << "byte " << byte;
+  }
+  // A fused op without its addend, or with a weight in a slot past its parts, is invalid.
+  t.addend[0] = nullptr;
+  EXPECT_NE(htp_mmf_params_build(HTP_OP_MUL_MAT_ADD, params, t, 2, 1u << 20, &good), HTP_OK);
+  t.addend[0] = &bias;
+  t.w[2] = &w;
+  EXPECT_NE(htp_mmf_params_build(HTP_OP_MUL_MAT_ADD, params, t, 2, 1u << 20, &good), HTP_OK);
+}
+
+}  // namespace
+}  // namespace hexllm::test
