@@ -136,58 +136,108 @@ VEC_INLINE __m512i bcast4z(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
+// acc += per 32-bit lane dot of 4 u8 weights and the 4 activation bytes at p, broadcast from
+// memory: one micro-fused uop. GCC keeps the broadcast as its own vpbroadcastd, which costs an
+// extra uop per product and made the front end, not the dot units, the limit.
+VEC_INLINE void zdot4(__m512i& acc, __m512i w, const int8_t* p) {
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const int32_t*)p));
+}
+
+// One activation block as the zmm GEMM reads it: the NC rows of a block side by side, so one
+// base pointer (no index register: indexed memory operands split into two uops) reaches every
+// row's bytes, and the zero-point product (or the min term's d * sum) is ready to broadcast.
+struct zact {
+  int8_t q[32];
+  float d;
+  int32_t zs;  // -kZero * sum, or the bits of d * (float)sum for formats with a min
+};
+
+// K blocks per pass over the row tiles: the interleaved activations of NC rows (NC x 40 bytes per
+// block) stay within a few tens of KiB of stack.
+constexpr uint32_t kZKChunk = 64;
+
+template <class P, int NC>
+VEC_INLINE void zact_fill(const htp_act_q8_32* const* a, uint32_t b0, uint32_t nbc, zact* buf) {
+  for (uint32_t b = 0; b < nbc; b++)
+    for (int c = 0; c < NC; c++) {
+      const htp_act_q8_32& x = a[c][b0 + b];
+      zact& z = buf[b * NC + c];
+      __builtin_memcpy(z.q, x.q, 32);
+      z.d = x.d;
+      if constexpr (P::kMin) {
+        const float ds = x.d * (float)x.sum;
+        __builtin_memcpy(&z.zs, &ds, 4);
+      } else {
+        z.zs = -P::kZero * x.sum;
+      }
+    }
+}
+
 template <class P, int NC, int V>
-VEC_INLINE void zstep(const uint8_t* b0, const uint8_t* b1, const htp_act_q8_32* const* a, uint32_t b,
-                      __m512i* s32) {
+VEC_INLINE void zstep(const uint8_t* b0, const uint8_t* b1, const zact* x, __m512i* s) {
   __m512i g0, g1;
   P::template groups<V>(b0, b1, g0, g1);
   for (int c = 0; c < NC; c++) {
-    s32[c] = _mm512_dpbusd_epi32(s32[c], g0, bcast4z(a[c][b].q + 8 * V));
-    s32[c] = _mm512_dpbusd_epi32(s32[c], g1, bcast4z(a[c][b].q + 8 * V + 4));
+    zdot4(s[c], g0, x[c].q + 8 * V);
+    zdot4(s[c], g1, x[c].q + 8 * V + 4);
   }
 }
 
-// 16 rows (tiles t0, t0+1) x NC activation rows over all K blocks.
+// 16 rows (tiles t0, t0+1) x NC activation rows over nbc K blocks. Every activation row has its
+// own chain of products (started at its zero-point, so no subtraction follows), and the group
+// loop runs outside the row loop: NC independent chains hide the vpdpbusd latency.
 template <class P, int NC>
-VEC_INLINE void zpair(const uint8_t* t0, size_t rb, const htp_act_q8_32* const* a, uint32_t nb, __m512* acc) {
+VEC_INLINE void zpair(const uint8_t* t0, size_t rb, const zact* buf, uint32_t nbc, __m512* acc) {
   constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
-  for (uint32_t b = 0; b < nb; b++) {
+  for (uint32_t b = 0; b < nbc; b++) {
     const uint8_t* b0 = t0 + (size_t)b * kBB;
     const uint8_t* b1 = b0 + rb;
-    // The zero-point starts each lane's block sum, so no subtraction follows the products.
-    __m512i s32[NC];
-    for (int c = 0; c < NC; c++) s32[c] = _mm512_set1_epi32(-P::kZero * a[c][b].sum);
-    zstep<P, NC, 0>(b0, b1, a, b, s32);
-    zstep<P, NC, 1>(b0, b1, a, b, s32);
-    zstep<P, NC, 2>(b0, b1, a, b, s32);
-    zstep<P, NC, 3>(b0, b1, a, b, s32);
+    const zact* x = buf + b * NC;
+    __m512i s[NC];
+    for (int c = 0; c < NC; c++) s[c] = P::kMin ? _mm512_setzero_si512() : _mm512_set1_epi32(x[c].zs);
+    zstep<P, NC, 0>(b0, b1, x, s);
+    zstep<P, NC, 1>(b0, b1, x, s);
+    zstep<P, NC, 2>(b0, b1, x, s);
+    zstep<P, NC, 3>(b0, b1, x, s);
     const __m512 dw = P::scale(b0, b1);
     for (int c = 0; c < NC; c++) {
-      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(a[c][b].d)), _mm512_cvtepi32_ps(s32[c]), acc[c]);
-      if constexpr (P::kMin)
-        acc[c] = _mm512_fmadd_ps(P::minv(b0, b1), _mm512_set1_ps(a[c][b].d * (float)a[c][b].sum), acc[c]);
+      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x[c].d)), _mm512_cvtepi32_ps(s[c]), acc[c]);
+      if constexpr (P::kMin) {
+        float ds;
+        __builtin_memcpy(&ds, &x[c].zs, 4);
+        acc[c] = _mm512_fmadd_ps(P::minv(b0, b1), _mm512_set1_ps(ds), acc[c]);
+      }
     }
   }
 }
 
-// NC activation rows against all row tiles: tile pairs on zmm, a last odd tile on ymm.
+// NC activation rows against all row tiles: tile pairs on zmm, K in chunks of kZKChunk blocks
+// (a chunk's sums go through dst, which keeps every lane's fma sequence), a last odd tile on ymm.
 template <class P, int NC>
 void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
                 uint32_t k, uint32_t nrows) {
   constexpr uint32_t T = P::kTile;
+  constexpr uint32_t kBB = htp_tile_info(T).block_bytes;
   const uint32_t nb = k / 32;
   const size_t rb = htp_tile_row_bytes(T, k);
   const htp_act_q8_32* a[NC];
   for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_32*)(act + c * act_stride);
-  uint32_t t = 0;
-  for (; t * R + R < nrows; t += 2) {
-    __m512 acc[NC];
-    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
-    zpair<P, NC>(w + t * rb, rb, a, nb, acc);
-    const uint32_t n = nrows - t * R;
-    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+  alignas(64) zact buf[kZKChunk * NC];
+  const uint32_t n_pairs = nrows > R ? (nrows - R + 2 * R - 1) / (2 * R) : 0;  // second tile has a row
+  for (uint32_t kb = 0; kb < nb; kb += kZKChunk) {
+    const uint32_t nbc = nb - kb < kZKChunk ? nb - kb : kZKChunk;
+    zact_fill<P, NC>(a, kb, nbc, buf);
+    for (uint32_t t = 0; t < 2 * n_pairs; t += 2) {
+      const uint32_t n = nrows - t * R;
+      const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+      __m512 acc[NC];
+      for (int c = 0; c < NC; c++)
+        acc[c] = kb == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, dst + c * dst_stride + t * R);
+      zpair<P, NC>(w + t * rb + (size_t)kb * kBB, rb, buf, nbc, acc);
+      for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+    }
   }
+  const uint32_t t = 2 * n_pairs;
   if (t * R < nrows) {
     __m256 acc[NC];
     for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
