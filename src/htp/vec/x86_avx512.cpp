@@ -152,6 +152,14 @@ struct zact {
   int32_t zs;  // -kZero * sum, or the bits of d * (float)sum for formats with a min
 };
 
+// GEMV (one activation row) streams both tiles of a pair from memory: prefetch each ahead, as
+// the ymm GEMV does (x86_kernels.h).
+template <uint32_t Bytes>
+VEC_INLINE void zprefetch(const uint8_t* b0, const uint8_t* b1) {
+  prefetch_block<Bytes>(b0);
+  prefetch_block<Bytes>(b1);
+}
+
 // K blocks per pass over the row tiles: the interleaved activations of NC rows (NC x 40 bytes per
 // block) stay within a few tens of KiB of stack.
 constexpr uint32_t kZKChunk = 64;
@@ -193,6 +201,7 @@ VEC_INLINE void zpair(const uint8_t* t0, size_t rb, const zact* buf, uint32_t nb
     const uint8_t* b0 = t0 + (size_t)b * kBB;
     const uint8_t* b1 = b0 + rb;
     const zact* x = buf + b * NC;
+    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
     __m512i s[NC];
     for (int c = 0; c < NC; c++) s[c] = P::kMin ? _mm512_setzero_si512() : _mm512_set1_epi32(x[c].zs);
     zstep<P, NC, 0>(b0, b1, x, s);
@@ -320,6 +329,7 @@ VEC_INLINE void zk45(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* 
   for (uint32_t b = 0; b < nb; b++) {
     const uint8_t* b0 = t0 + (size_t)b * kBB;
     const uint8_t* b1 = b0 + rb;
+    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
     __m512i s32[NC], part[NC];
     for (int c = 0; c < NC; c++) s32[c] = part[c] = _mm512_setzero_si512();
     for (uint32_t p = 0; p < 4; p++) {
@@ -369,6 +379,7 @@ VEC_INLINE void zk6(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* a
   for (uint32_t b = 0; b < nb; b++) {
     const uint8_t* b0 = t0 + (size_t)b * kBB;
     const uint8_t* b1 = b0 + rb;
+    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
     __m512i s32[NC];
     for (int c = 0; c < NC; c++) s32[c] = _mm512_setzero_si512();
     for (uint32_t u = 0; u < 16; u++) {
@@ -454,19 +465,32 @@ void zkgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t na
                                 k, nrows);
 }
 
+// GEMV: the GEMM's tile-pair kernel for one activation row (the same per-lane sums, so GEMV
+// and GEMM agree bit for bit), with prefetch.
+template <class P>
+void zgemv(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32_t nrows) {
+  zgemm_cols<P, 1>(w, act, 0, dst, 0, k, nrows);
+}
+template <uint32_t T>
+void zkgemv(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32_t nrows) {
+  zkgemm_cols<T, 1>(w, act, 0, dst, 0, k, nrows);
+}
+
 constexpr vec_kernels avx512_table() {
   vec_kernels k = x86_table("avx512");
-  auto set = [&k](uint32_t tile, vec_gemm_fn f) { k.mm[tile - HTP_TILE_FIRST].gemm = f; };
-  set(HTP_TILE_Q4_0_X8, zgemm<ZQ4_0>);
-  set(HTP_TILE_Q4_1_X8, zgemm<ZQ4_1>);
-  set(HTP_TILE_Q5_0_X8, zgemm<ZQ5_0>);
-  set(HTP_TILE_Q5_1_X8, zgemm<ZQ5_1>);
-  set(HTP_TILE_Q8_0_X8, zgemm<ZQ8_0>);
-  set(HTP_TILE_IQ4_NL_X8, zgemm<ZIQ4_NL>);
-  set(HTP_TILE_MXFP4_X8, zgemm<ZMXFP4>);
-  set(HTP_TILE_Q4_K_X8, zkgemm<HTP_TILE_Q4_K_X8>);
-  set(HTP_TILE_Q5_K_X8, zkgemm<HTP_TILE_Q5_K_X8>);
-  set(HTP_TILE_Q6_K_X8, zkgemm<HTP_TILE_Q6_K_X8>);
+  auto set = [&k](uint32_t tile, vec_gemv_fn v, vec_gemm_fn m) {
+    k.mm[tile - HTP_TILE_FIRST] = {v, m};
+  };
+  set(HTP_TILE_Q4_0_X8, zgemv<ZQ4_0>, zgemm<ZQ4_0>);
+  set(HTP_TILE_Q4_1_X8, zgemv<ZQ4_1>, zgemm<ZQ4_1>);
+  set(HTP_TILE_Q5_0_X8, zgemv<ZQ5_0>, zgemm<ZQ5_0>);
+  set(HTP_TILE_Q5_1_X8, zgemv<ZQ5_1>, zgemm<ZQ5_1>);
+  set(HTP_TILE_Q8_0_X8, zgemv<ZQ8_0>, zgemm<ZQ8_0>);
+  set(HTP_TILE_IQ4_NL_X8, zgemv<ZIQ4_NL>, zgemm<ZIQ4_NL>);
+  set(HTP_TILE_MXFP4_X8, zgemv<ZMXFP4>, zgemm<ZMXFP4>);
+  set(HTP_TILE_Q4_K_X8, zkgemv<HTP_TILE_Q4_K_X8>, zkgemm<HTP_TILE_Q4_K_X8>);
+  set(HTP_TILE_Q5_K_X8, zkgemv<HTP_TILE_Q5_K_X8>, zkgemm<HTP_TILE_Q5_K_X8>);
+  set(HTP_TILE_Q6_K_X8, zkgemv<HTP_TILE_Q6_K_X8>, zkgemm<HTP_TILE_Q6_K_X8>);
   return k;
 }
 
