@@ -465,6 +465,72 @@ void zkgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t na
                                 k, nrows);
 }
 
+// ---- float weights on zmm: 2 row tiles ([32 k][8 r] each) side by side, NC activation rows ----
+// Every lane sums w[i] * x[i] in K order with one fma per element, as gemm_f does on ymm, so
+// both give the same bits (and any NC the same as NC = 1: decode and batches agree).
+
+template <uint32_t T>
+VEC_INLINE __m512 zwload16(const uint8_t* t0, const uint8_t* t1, uint32_t i) {
+  if constexpr (T == HTP_TILE_F32_X8) {
+    const __m512d lo = _mm512_castpd256_pd512(_mm256_loadu_pd((const double*)(t0 + (size_t)i * 32)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(lo, _mm256_loadu_pd((const double*)(t1 + (size_t)i * 32)), 1));
+  }
+  const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(t0 + (size_t)i * 16)),
+                                            load128(t1 + (size_t)i * 16), 1);
+  if constexpr (T == HTP_TILE_F16_X8) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+template <uint32_t T, int NC>
+void zgemm_f_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
+                  uint32_t k, uint32_t nrows) {
+  const uint32_t kp = htp_tile_padded_k(T, k);
+  const size_t rb = htp_tile_row_bytes(T, k);
+  const float* x[NC];
+  for (int c = 0; c < NC; c++) x[c] = (const float*)(act + c * act_stride);
+  const uint32_t n_pairs = nrows > R ? (nrows - R + 2 * R - 1) / (2 * R) : 0;  // second tile has a row
+  for (uint32_t t = 0; t < 2 * n_pairs; t += 2) {
+    const uint8_t* t0 = w + t * rb;
+    const uint8_t* t1 = t0 + rb;
+    __m512 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
+    for (uint32_t i = 0; i < kp; i++) {
+      const __m512 wv = zwload16<T>(t0, t1, i);
+      for (int c = 0; c < NC; c++) acc[c] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x[c][i]), acc[c]);
+    }
+    const uint32_t n = nrows - t * R;
+    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+  }
+  const uint32_t t = 2 * n_pairs;
+  if (t * R < nrows) gemm_f_cols<T, NC>(w + t * rb, act, act_stride, dst + t * R, dst_stride, k, nrows - t * R);
+}
+
+// 8 activation rows: 8 independent fma chains per weight vector cover the fma latency.
+constexpr int kZFCols = 8;
+
+template <uint32_t T, int NC>
+VEC_INLINE void zgemm_f_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
+                             size_t dst_stride, uint32_t k, uint32_t nrows) {
+  if constexpr (NC > 0) {
+    if (left == (uint32_t)NC)
+      zgemm_f_cols<T, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
+    else
+      zgemm_f_tail<T, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
+  }
+}
+
+template <uint32_t T>
+void zgemm_f(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
+             size_t dst_stride, uint32_t k, uint32_t nrows) {
+  uint32_t c = 0;
+  for (; c + kZFCols <= nact; c += kZFCols)
+    zgemm_f_cols<T, kZFCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  if (c < nact)
+    zgemm_f_tail<T, kZFCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
+                                 k, nrows);
+}
+
 // GEMV: the GEMM's tile-pair kernel for one activation row (the same per-lane sums, so GEMV
 // and GEMM agree bit for bit), with prefetch.
 template <class P>
@@ -491,6 +557,10 @@ constexpr vec_kernels avx512_table() {
   set(HTP_TILE_Q4_K_X8, zkgemv<HTP_TILE_Q4_K_X8>, zkgemm<HTP_TILE_Q4_K_X8>);
   set(HTP_TILE_Q5_K_X8, zkgemv<HTP_TILE_Q5_K_X8>, zkgemm<HTP_TILE_Q5_K_X8>);
   set(HTP_TILE_Q6_K_X8, zkgemv<HTP_TILE_Q6_K_X8>, zkgemm<HTP_TILE_Q6_K_X8>);
+  // Float weights: the GEMM serves decode too (matmul.cpp), so the GEMV entry stays ymm.
+  k.mm[HTP_TILE_F32_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_F32_X8>;
+  k.mm[HTP_TILE_F16_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_F16_X8>;
+  k.mm[HTP_TILE_BF16_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_BF16_X8>;
   return k;
 }
 
