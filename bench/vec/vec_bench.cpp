@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/fp16.h"
+#include "quant/types.h"
 #include "htp/vec/repack.h"
 #include "htp/vec/vec.h"
 

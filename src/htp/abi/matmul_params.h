@@ -38,10 +38,12 @@
 inline constexpr uint32_t HTP_MM_MAX_PREFETCH = 4;  // weight units in flight per worker
 inline constexpr uint32_t HTP_MM_OUT_SLOTS = 2;     // outputs: compute one while the other drains
 inline constexpr uint32_t HTP_MM_QUANT_SLOTS = 2;   // quant staging: double-buffered
-// Weight bytes per unit. GEMV (decode) only amortizes the per-unit overhead; GEMM re-reads a
-// unit once per 3-4 act rows, so it must stay in the L2 (host) / fit VTCM comfortably (NPU).
+// Weight bytes per unit. GEMV (decode) only amortizes the per-unit overhead. GEMM re-reads a
+// unit once per group of act rows, so it must stay in the L2 (host) / fit VTCM (NPU), and it
+// streams all act rows of the chunk once per unit, so a unit of few rows (long K) makes the act
+// stream, not the dot units, the limit.
 inline constexpr uint32_t HTP_MM_GEMV_UNIT_BYTES = 128u << 10;
-inline constexpr uint32_t HTP_MM_GEMM_UNIT_BYTES = 96u << 10;
+inline constexpr uint32_t HTP_MM_GEMM_UNIT_BYTES = 512u << 10;
 inline constexpr uint32_t HTP_MM_GEMV_UNITS_PER_THREAD = 4;     // dynamic split granularity
 inline constexpr uint32_t HTP_MM_GEMV_MIN_UNIT_BYTES = 16u << 10;
 inline constexpr uint32_t HTP_MM_GEMM_MIN_ROWS = 4;  // act rows from which units are sized for GEMM

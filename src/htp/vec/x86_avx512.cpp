@@ -136,58 +136,117 @@ VEC_INLINE __m512i bcast4z(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
+// acc += per 32-bit lane dot of 4 u8 weights and the 4 activation bytes at p, broadcast from
+// memory: one micro-fused uop. GCC keeps the broadcast as its own vpbroadcastd, which costs an
+// extra uop per product and made the front end, not the dot units, the limit.
+VEC_INLINE void zdot4(__m512i& acc, __m512i w, const int8_t* p) {
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const int32_t*)p));
+}
+
+// One activation block as the zmm GEMM reads it: the NC rows of a block side by side, so one
+// base pointer (no index register: indexed memory operands split into two uops) reaches every
+// row's bytes, and the zero-point product (or the min term's d * sum) is ready to broadcast.
+struct zact {
+  int8_t q[32];
+  float d;
+  int32_t zs;  // -kZero * sum, or the bits of d * (float)sum for formats with a min
+};
+
+// GEMV (one activation row) streams both tiles of a pair from memory: prefetch each ahead, as
+// the ymm GEMV does (x86_kernels.h).
+template <uint32_t Bytes>
+VEC_INLINE void zprefetch(const uint8_t* b0, const uint8_t* b1) {
+  prefetch_block<Bytes>(b0);
+  prefetch_block<Bytes>(b1);
+}
+
+// K blocks per pass over the row tiles: the interleaved activations of NC rows (NC x 40 bytes per
+// block) stay within a few tens of KiB of stack.
+constexpr uint32_t kZKChunk = 64;
+
+template <class P, int NC>
+VEC_INLINE void zact_fill(const htp_act_q8_32* const* a, uint32_t b0, uint32_t nbc, zact* buf) {
+  for (uint32_t b = 0; b < nbc; b++)
+    for (int c = 0; c < NC; c++) {
+      const htp_act_q8_32& x = a[c][b0 + b];
+      zact& z = buf[b * NC + c];
+      __builtin_memcpy(z.q, x.q, 32);
+      z.d = x.d;
+      if constexpr (P::kMin) {
+        const float ds = x.d * (float)x.sum;
+        __builtin_memcpy(&z.zs, &ds, 4);
+      } else {
+        z.zs = -P::kZero * x.sum;
+      }
+    }
+}
+
 template <class P, int NC, int V>
-VEC_INLINE void zstep(const uint8_t* b0, const uint8_t* b1, const htp_act_q8_32* const* a, uint32_t b,
-                      __m512i* s32) {
+VEC_INLINE void zstep(const uint8_t* b0, const uint8_t* b1, const zact* x, __m512i* s) {
   __m512i g0, g1;
   P::template groups<V>(b0, b1, g0, g1);
   for (int c = 0; c < NC; c++) {
-    s32[c] = _mm512_dpbusd_epi32(s32[c], g0, bcast4z(a[c][b].q + 8 * V));
-    s32[c] = _mm512_dpbusd_epi32(s32[c], g1, bcast4z(a[c][b].q + 8 * V + 4));
+    zdot4(s[c], g0, x[c].q + 8 * V);
+    zdot4(s[c], g1, x[c].q + 8 * V + 4);
   }
 }
 
-// 16 rows (tiles t0, t0+1) x NC activation rows over all K blocks.
+// 16 rows (tiles t0, t0+1) x NC activation rows over nbc K blocks. Every activation row has its
+// own chain of products (started at its zero-point, so no subtraction follows), and the group
+// loop runs outside the row loop: NC independent chains hide the vpdpbusd latency.
 template <class P, int NC>
-VEC_INLINE void zpair(const uint8_t* t0, size_t rb, const htp_act_q8_32* const* a, uint32_t nb, __m512* acc) {
+VEC_INLINE void zpair(const uint8_t* t0, size_t rb, const zact* buf, uint32_t nbc, __m512* acc) {
   constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
-  for (uint32_t b = 0; b < nb; b++) {
+  for (uint32_t b = 0; b < nbc; b++) {
     const uint8_t* b0 = t0 + (size_t)b * kBB;
     const uint8_t* b1 = b0 + rb;
-    // The zero-point starts each lane's block sum, so no subtraction follows the products.
-    __m512i s32[NC];
-    for (int c = 0; c < NC; c++) s32[c] = _mm512_set1_epi32(-P::kZero * a[c][b].sum);
-    zstep<P, NC, 0>(b0, b1, a, b, s32);
-    zstep<P, NC, 1>(b0, b1, a, b, s32);
-    zstep<P, NC, 2>(b0, b1, a, b, s32);
-    zstep<P, NC, 3>(b0, b1, a, b, s32);
+    const zact* x = buf + b * NC;
+    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
+    __m512i s[NC];
+    for (int c = 0; c < NC; c++) s[c] = P::kMin ? _mm512_setzero_si512() : _mm512_set1_epi32(x[c].zs);
+    zstep<P, NC, 0>(b0, b1, x, s);
+    zstep<P, NC, 1>(b0, b1, x, s);
+    zstep<P, NC, 2>(b0, b1, x, s);
+    zstep<P, NC, 3>(b0, b1, x, s);
     const __m512 dw = P::scale(b0, b1);
     for (int c = 0; c < NC; c++) {
-      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(a[c][b].d)), _mm512_cvtepi32_ps(s32[c]), acc[c]);
-      if constexpr (P::kMin)
-        acc[c] = _mm512_fmadd_ps(P::minv(b0, b1), _mm512_set1_ps(a[c][b].d * (float)a[c][b].sum), acc[c]);
+      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x[c].d)), _mm512_cvtepi32_ps(s[c]), acc[c]);
+      if constexpr (P::kMin) {
+        float ds;
+        __builtin_memcpy(&ds, &x[c].zs, 4);
+        acc[c] = _mm512_fmadd_ps(P::minv(b0, b1), _mm512_set1_ps(ds), acc[c]);
+      }
     }
   }
 }
 
-// NC activation rows against all row tiles: tile pairs on zmm, a last odd tile on ymm.
+// NC activation rows against all row tiles: tile pairs on zmm, K in chunks of kZKChunk blocks
+// (a chunk's sums go through dst, which keeps every lane's fma sequence), a last odd tile on ymm.
 template <class P, int NC>
 void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
                 uint32_t k, uint32_t nrows) {
   constexpr uint32_t T = P::kTile;
+  constexpr uint32_t kBB = htp_tile_info(T).block_bytes;
   const uint32_t nb = k / 32;
   const size_t rb = htp_tile_row_bytes(T, k);
   const htp_act_q8_32* a[NC];
   for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_32*)(act + c * act_stride);
-  uint32_t t = 0;
-  for (; t * R + R < nrows; t += 2) {
-    __m512 acc[NC];
-    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
-    zpair<P, NC>(w + t * rb, rb, a, nb, acc);
-    const uint32_t n = nrows - t * R;
-    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+  alignas(64) zact buf[kZKChunk * NC];
+  const uint32_t n_pairs = nrows > R ? (nrows - R + 2 * R - 1) / (2 * R) : 0;  // second tile has a row
+  for (uint32_t kb = 0; kb < nb; kb += kZKChunk) {
+    const uint32_t nbc = nb - kb < kZKChunk ? nb - kb : kZKChunk;
+    zact_fill<P, NC>(a, kb, nbc, buf);
+    for (uint32_t t = 0; t < 2 * n_pairs; t += 2) {
+      const uint32_t n = nrows - t * R;
+      const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+      __m512 acc[NC];
+      for (int c = 0; c < NC; c++)
+        acc[c] = kb == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, dst + c * dst_stride + t * R);
+      zpair<P, NC>(w + t * rb + (size_t)kb * kBB, rb, buf, nbc, acc);
+      for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+    }
   }
+  const uint32_t t = 2 * n_pairs;
   if (t * R < nrows) {
     __m256 acc[NC];
     for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
@@ -270,6 +329,7 @@ VEC_INLINE void zk45(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* 
   for (uint32_t b = 0; b < nb; b++) {
     const uint8_t* b0 = t0 + (size_t)b * kBB;
     const uint8_t* b1 = b0 + rb;
+    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
     __m512i s32[NC], part[NC];
     for (int c = 0; c < NC; c++) s32[c] = part[c] = _mm512_setzero_si512();
     for (uint32_t p = 0; p < 4; p++) {
@@ -319,6 +379,7 @@ VEC_INLINE void zk6(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* a
   for (uint32_t b = 0; b < nb; b++) {
     const uint8_t* b0 = t0 + (size_t)b * kBB;
     const uint8_t* b1 = b0 + rb;
+    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
     __m512i s32[NC];
     for (int c = 0; c < NC; c++) s32[c] = _mm512_setzero_si512();
     for (uint32_t u = 0; u < 16; u++) {
@@ -404,19 +465,102 @@ void zkgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t na
                                 k, nrows);
 }
 
+// ---- float weights on zmm: 2 row tiles ([32 k][8 r] each) side by side, NC activation rows ----
+// Every lane sums w[i] * x[i] in K order with one fma per element, as gemm_f does on ymm, so
+// both give the same bits (and any NC the same as NC = 1: decode and batches agree).
+
+template <uint32_t T>
+VEC_INLINE __m512 zwload16(const uint8_t* t0, const uint8_t* t1, uint32_t i) {
+  if constexpr (T == HTP_TILE_F32_X8) {
+    const __m512d lo = _mm512_castpd256_pd512(_mm256_loadu_pd((const double*)(t0 + (size_t)i * 32)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(lo, _mm256_loadu_pd((const double*)(t1 + (size_t)i * 32)), 1));
+  }
+  const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(t0 + (size_t)i * 16)),
+                                            load128(t1 + (size_t)i * 16), 1);
+  if constexpr (T == HTP_TILE_F16_X8) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+template <uint32_t T, int NC>
+void zgemm_f_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* dst, size_t dst_stride,
+                  uint32_t k, uint32_t nrows) {
+  const uint32_t kp = htp_tile_padded_k(T, k);
+  const size_t rb = htp_tile_row_bytes(T, k);
+  const float* x[NC];
+  for (int c = 0; c < NC; c++) x[c] = (const float*)(act + c * act_stride);
+  const uint32_t n_pairs = nrows > R ? (nrows - R + 2 * R - 1) / (2 * R) : 0;  // second tile has a row
+  for (uint32_t t = 0; t < 2 * n_pairs; t += 2) {
+    const uint8_t* t0 = w + t * rb;
+    const uint8_t* t1 = t0 + rb;
+    __m512 acc[NC];
+    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
+    for (uint32_t i = 0; i < kp; i++) {
+      const __m512 wv = zwload16<T>(t0, t1, i);
+      for (int c = 0; c < NC; c++) acc[c] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x[c][i]), acc[c]);
+    }
+    const uint32_t n = nrows - t * R;
+    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
+  }
+  const uint32_t t = 2 * n_pairs;
+  if (t * R < nrows) gemm_f_cols<T, NC>(w + t * rb, act, act_stride, dst + t * R, dst_stride, k, nrows - t * R);
+}
+
+// 8 activation rows: 8 independent fma chains per weight vector cover the fma latency.
+constexpr int kZFCols = 8;
+
+template <uint32_t T, int NC>
+VEC_INLINE void zgemm_f_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
+                             size_t dst_stride, uint32_t k, uint32_t nrows) {
+  if constexpr (NC > 0) {
+    if (left == (uint32_t)NC)
+      zgemm_f_cols<T, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
+    else
+      zgemm_f_tail<T, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
+  }
+}
+
+template <uint32_t T>
+void zgemm_f(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
+             size_t dst_stride, uint32_t k, uint32_t nrows) {
+  uint32_t c = 0;
+  for (; c + kZFCols <= nact; c += kZFCols)
+    zgemm_f_cols<T, kZFCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  if (c < nact)
+    zgemm_f_tail<T, kZFCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
+                                 k, nrows);
+}
+
+// GEMV: the GEMM's tile-pair kernel for one activation row (the same per-lane sums, so GEMV
+// and GEMM agree bit for bit), with prefetch.
+template <class P>
+void zgemv(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32_t nrows) {
+  zgemm_cols<P, 1>(w, act, 0, dst, 0, k, nrows);
+}
+template <uint32_t T>
+void zkgemv(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32_t nrows) {
+  zkgemm_cols<T, 1>(w, act, 0, dst, 0, k, nrows);
+}
+
 constexpr vec_kernels avx512_table() {
   vec_kernels k = x86_table("avx512");
-  auto set = [&k](uint32_t tile, vec_gemm_fn f) { k.mm[tile - HTP_TILE_FIRST].gemm = f; };
-  set(HTP_TILE_Q4_0_X8, zgemm<ZQ4_0>);
-  set(HTP_TILE_Q4_1_X8, zgemm<ZQ4_1>);
-  set(HTP_TILE_Q5_0_X8, zgemm<ZQ5_0>);
-  set(HTP_TILE_Q5_1_X8, zgemm<ZQ5_1>);
-  set(HTP_TILE_Q8_0_X8, zgemm<ZQ8_0>);
-  set(HTP_TILE_IQ4_NL_X8, zgemm<ZIQ4_NL>);
-  set(HTP_TILE_MXFP4_X8, zgemm<ZMXFP4>);
-  set(HTP_TILE_Q4_K_X8, zkgemm<HTP_TILE_Q4_K_X8>);
-  set(HTP_TILE_Q5_K_X8, zkgemm<HTP_TILE_Q5_K_X8>);
-  set(HTP_TILE_Q6_K_X8, zkgemm<HTP_TILE_Q6_K_X8>);
+  auto set = [&k](uint32_t tile, vec_gemv_fn v, vec_gemm_fn m) {
+    k.mm[tile - HTP_TILE_FIRST] = {v, m};
+  };
+  set(HTP_TILE_Q4_0_X8, zgemv<ZQ4_0>, zgemm<ZQ4_0>);
+  set(HTP_TILE_Q4_1_X8, zgemv<ZQ4_1>, zgemm<ZQ4_1>);
+  set(HTP_TILE_Q5_0_X8, zgemv<ZQ5_0>, zgemm<ZQ5_0>);
+  set(HTP_TILE_Q5_1_X8, zgemv<ZQ5_1>, zgemm<ZQ5_1>);
+  set(HTP_TILE_Q8_0_X8, zgemv<ZQ8_0>, zgemm<ZQ8_0>);
+  set(HTP_TILE_IQ4_NL_X8, zgemv<ZIQ4_NL>, zgemm<ZIQ4_NL>);
+  set(HTP_TILE_MXFP4_X8, zgemv<ZMXFP4>, zgemm<ZMXFP4>);
+  set(HTP_TILE_Q4_K_X8, zkgemv<HTP_TILE_Q4_K_X8>, zkgemm<HTP_TILE_Q4_K_X8>);
+  set(HTP_TILE_Q5_K_X8, zkgemv<HTP_TILE_Q5_K_X8>, zkgemm<HTP_TILE_Q5_K_X8>);
+  set(HTP_TILE_Q6_K_X8, zkgemv<HTP_TILE_Q6_K_X8>, zkgemm<HTP_TILE_Q6_K_X8>);
+  // Float weights: the GEMM serves decode too (matmul.cpp), so the GEMV entry stays ymm.
+  k.mm[HTP_TILE_F32_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_F32_X8>;
+  k.mm[HTP_TILE_F16_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_F16_X8>;
+  k.mm[HTP_TILE_BF16_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_BF16_X8>;
   return k;
 }
 
