@@ -57,6 +57,10 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_option("--htp-profile-json", opts.htp_profile_json,
                  "HTP: write the host profile (phases, graph cache, coverage) as JSON to this file at exit")
       ->envname("HEXLLM_HTP_PROFILE_JSON");
+  app.add_option("--htp-trace", opts.htp_trace,
+                 "HTP: write a Perfetto timeline of every device call (Chrome trace-event JSON; open it at "
+                 "ui.perfetto.dev) to this file")
+      ->envname("HEXLLM_HTP_TRACE");
   app.add_option("--htp-graph-cache", opts.htp_graph_cache,
                  "HTP: reuse the prepared batches of a graph seen before (on, the default, or off)")
       ->envname("HEXLLM_HTP_GRAPH_CACHE")

@@ -44,6 +44,7 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     ho.device_path = opts.htp_device;
     ho.profile = opts.htp_profile;
     ho.profile_json = opts.htp_profile_json;
+    ho.trace = opts.htp_trace;
     if (opts.htp_graph_cache != "on" && opts.htp_graph_cache != "off")
       fail("--htp-graph-cache: '%s' is neither on nor off", opts.htp_graph_cache.c_str());
     ho.graph_cache = opts.htp_graph_cache == "on";

@@ -34,11 +34,11 @@ htp_op_desc& BatchBuilder::add_op() {
   return op;
 }
 
-bool BatchBuilder::layout(htp_message_layout* out) const {
-  return htp_message_layout_build(n_tensors(), n_ops(), 0, 0, out);
+bool BatchBuilder::layout(htp_message_layout* out, const MessageFrame& f) const {
+  return htp_message_layout_build(n_tensors(), n_ops(), f.trace_threads, f.trace_capacity, out, f.n_devices);
 }
 
-void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l) const {
+void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l, const MessageFrame& f) const {
   auto* msg = static_cast<uint8_t*>(dst);
   htp_batch_header h{};
   h.magic = HTP_BATCH_MAGIC;
@@ -51,6 +51,17 @@ void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l) c
   h.response_offset = l.response_offset;
   h.trace_offset = l.trace_offset;
   h.message_size = l.message_size;
+  h.n_devices = f.n_devices;
+  h.response_stride = l.response_stride;
+  h.trace_stride = l.trace_stride;
+  if (f.trace_threads != 0) {
+    h.flags |= HTP_BATCH_TRACE;
+    h.trace_threads = f.trace_threads;
+    h.trace_capacity = f.trace_capacity;
+  }
+  h.fence_seq = f.fence_seq;
+  h.fence_bank = f.fence_bank;
+  h.fence_offset = f.fence_offset;
   std::memcpy(msg, &h, sizeof h);
   // An empty batch has empty vectors whose data() may be null: memcpy must not see it.
   if (!tensors_.empty()) std::memcpy(msg + l.tensors_offset, tensors_.data(), tensors_.size() * sizeof(htp_tensor));

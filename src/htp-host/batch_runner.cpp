@@ -12,8 +12,8 @@
 
 namespace hexllm::htp_host {
 
-BatchRunner::BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host)
-    : pool_(pool), transport_(transport), restart_(restart), host_(host) {
+BatchRunner::BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host, Timeline* timeline)
+    : pool_(pool), transport_(transport), restart_(restart), host_(host), timeline_(timeline) {
   // Up front, so that the window's pinned bytes stay put while batches are cut.
   message_ = pool_.allocate(Region::Messages, window_bank_sizes(transport.window().bytes()).messages / 2);
 }
@@ -31,11 +31,7 @@ void BatchRunner::fail_call(const BatchBuilder& batch, std::span<const graph::Te
                             const std::string& what, uint32_t op_index) const {
   if (op_index < nodes.size()) {
     const graph::Tensor* n = nodes[op_index];
-    // Unnamed nodes (most matmuls) are named by their sources, e.g. 'blk.3.ffn_up.weight x ffn_norm-3'.
-    std::string label = n->name;
-    if (label.empty())
-      for (int i = 0; i < 2 && n->src[i] != nullptr; ++i)
-        if (n->src[i]->name[0] != '\0') label += (label.empty() ? "" : " x ") + std::string(n->src[i]->name);
+    const std::string label = node_label(n);
     fail("%s, while running op %u of %u: %s of node '%s'", what.c_str(), op_index, batch.n_ops(),
          graph::op_name(n->op), label.c_str());
   }
@@ -46,11 +42,16 @@ void BatchRunner::fail_call(const BatchBuilder& batch, std::span<const graph::Te
 void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes) {
   if (batch.n_ops() == 0) return;
   htp_message_layout layout{};
-  if (!batch.layout(&layout)) fail("HTP: a batch of %u ops does not fit one message", batch.n_ops());
+  MessageFrame frame;
+  if (timeline_ != nullptr) {
+    frame.trace_threads = transport_.hwinfo().n_threads;
+    frame.trace_capacity = Timeline::kCapacity;
+  }
+  if (!batch.layout(&layout, frame)) fail("HTP: a batch of %u ops does not fit one message", batch.n_ops());
   const uint64_t t_write = now_ns();
   if (message_->size() < layout.message_size)
     message_ = pool_.allocate(Region::Messages, std::max<size_t>(layout.message_size, 2 * message_->size()));
-  batch.write(message_->data(), ++calls_, layout);
+  batch.write(message_->data(), ++calls_, layout, frame);
 
   // Only a device process can die and restart; the undo log makes its retry exact.
   const bool can_retry = restart_ && transport_.device_pid() != 0;
@@ -78,6 +79,14 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
   last_op_ns_.resize(batch.n_ops());
   std::memcpy(last_op_ns_.data(), msg + layout.response_offset + sizeof(htp_response),
               last_op_ns_.size() * sizeof(uint64_t));
+  if (timeline_ != nullptr) {
+    timeline_->host_phase("write", calls_, t_write, t_call);
+    timeline_->host_phase("call", calls_, t_call, t_response);
+    timeline_->device_call(0, frame.trace_threads, calls_, rsp,
+                           reinterpret_cast<const htp_trace_record*>(msg + layout.trace_offset), t_call, t_response,
+                           batch.ops(), nodes);
+    timeline_->host_phase("response", calls_, t_response, now_ns());
+  }
   if (host_ != nullptr) {
     const uint64_t wall = t_response - t_call;
     uint64_t ops_ns = 0;

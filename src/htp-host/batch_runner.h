@@ -15,6 +15,7 @@
 #include "htp-host/op_prepare.h"
 #include "htp-host/op_profile.h"
 #include "htp-host/pool.h"
+#include "htp-host/timeline.h"
 #include "htp-host/transport.h"
 #include "htp-host/transport_replay.h"
 
@@ -29,8 +30,9 @@ struct PreparedBatch {
 
 class BatchRunner {
  public:
-  // `host` (nullptr: no profile) hears the phases of every call.
-  BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host);
+  // `host` (nullptr: no profile) hears the phases of every call; `timeline` (nullptr: none)
+  // gets them and the device's trace records.
+  BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host, Timeline* timeline = nullptr);
 
   // Whether `p` fits beside what `batch` holds in the session's tensor table (its tensors
   // counted as new: deduplication can only make room).
@@ -53,6 +55,7 @@ class BatchRunner {
   Transport& transport_;
   bool restart_;
   HostProfile* host_;
+  Timeline* timeline_;
   std::unique_ptr<backend::Buffer> message_;
   std::vector<uint64_t> last_op_ns_;
   ReplayLog replay_;

@@ -43,7 +43,8 @@ HtpBackend::HtpBackend(const HtpOptions& opts)
   else if (opts_.transport == "process") transport_ = make_process_transport(pool_, opts_);
   else fail("--htp-transport: '%s' is not a transport (inproc, process)", opts_.transport.c_str());
   if (opts_.profile || !opts_.profile_json.empty()) host_profile_ = std::make_unique<HostProfile>();
-  runner_ = std::make_unique<BatchRunner>(pool_, *transport_, opts_.restart, host_profile_.get());
+  if (!opts_.trace.empty()) timeline_ = std::make_unique<Timeline>(opts_.trace);
+  runner_ = std::make_unique<BatchRunner>(pool_, *transport_, opts_.restart, host_profile_.get(), timeline_.get());
 }
 
 HtpBackend::~HtpBackend() {

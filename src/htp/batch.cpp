@@ -13,17 +13,31 @@ bool area_ok(uint64_t offset, uint64_t bytes, uint64_t size) {
   return offset % 8 == 0 && offset <= size && bytes <= size - offset;
 }
 
-htp_status check_header(const htp_batch_header& h, uint64_t size, const htp_session_config& c) {
+// Devices the batch was built for; 0 in the header means one.
+uint32_t batch_devices(const htp_batch_header& h) { return h.n_devices == 0 ? 1 : h.n_devices; }
+
+// Where this device's response starts (it may lie out of bounds: callers check).
+uint64_t response_at(const htp_batch_header& h, uint32_t device) {
+  return h.response_offset + (uint64_t)device * h.response_stride;
+}
+
+htp_status check_header(const htp_batch_header& h, uint64_t size, const htp_session& s) {
+  const htp_session_config& c = s.config;
   if (h.message_size > size || h.message_size < sizeof(htp_batch_header)) return HTP_ERR_BAD_BATCH;
   size = h.message_size;
   if ((h.flags & ~(uint32_t)HTP_BATCH_FLAGS_ALL) != 0 || h.n_tensors > c.max_tensors)
     return HTP_ERR_BAD_BATCH;
+  // A batch built for another group size would split rows differently on its peers.
+  if (batch_devices(h) != s.mdev.count) return HTP_ERR_BAD_BATCH;
+  const uint64_t trace_bytes = (uint64_t)h.trace_threads * h.trace_capacity * sizeof(htp_trace_record);
   if (!area_ok(h.tensors_offset, (uint64_t)h.n_tensors * sizeof(htp_tensor), size) ||
       !area_ok(h.ops_offset, (uint64_t)h.n_ops * sizeof(htp_op_desc), size) ||
-      !area_ok(h.response_offset, htp_response_bytes(h.n_ops), size))
+      !area_ok(response_at(h, s.mdev.idx), htp_response_bytes(h.n_ops), size) ||
+      (s.mdev.count > 1 && h.response_stride < htp_response_bytes(h.n_ops)))
     return HTP_ERR_BAD_BATCH;
   if ((h.flags & HTP_BATCH_TRACE) != 0 &&
-      !area_ok(h.trace_offset, (uint64_t)h.trace_threads * h.trace_capacity * sizeof(htp_trace_record), size))
+      (!area_ok(h.trace_offset + (uint64_t)s.mdev.idx * h.trace_stride, trace_bytes, size) ||
+       (s.mdev.count > 1 && h.trace_stride < trace_bytes)))
     return HTP_ERR_BAD_BATCH;
   return HTP_OK;
 }
@@ -87,10 +101,11 @@ htp_status drain_dma(htp_session* s) {
 
 void setup_trace(htp_session* s, uint8_t* msg, const htp_batch_header& h, uint64_t t0) {
   const bool on = (h.flags & HTP_BATCH_TRACE) != 0;
+  uint8_t* areas = msg + h.trace_offset + (uint64_t)s->mdev.idx * h.trace_stride;
   for (uint32_t t = 0; t < HTP_MAX_THREADS; ++t) {
     htp_trace_record* area = nullptr;
     if (on && t < h.trace_threads && t < s->config.n_threads)
-      area = (htp_trace_record*)(msg + h.trace_offset) + (uint64_t)t * h.trace_capacity;
+      area = (htp_trace_record*)areas + (uint64_t)t * h.trace_capacity;
     trace_reset(&s->trace[t], area, h.trace_capacity, t0);
   }
 }
@@ -127,13 +142,15 @@ htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_
     st = check_op(s->op, *s, h.n_tensors);
     if (st == HTP_OK) {
       htp_op_ctx ctx = make_ctx(s, i);
-      trace_begin(&s->trace[0], HTP_EV_OP, (uint16_t)i);
+      // Every worker's track gets the op (the helpers are idle between runs, so thread 0 may write
+      // their buffers): a timeline then shows each op on every worker.
+      for (uint32_t t = 0; t < s->config.n_threads; ++t) trace_begin(&s->trace[t], HTP_EV_OP, (uint16_t)i);
       const uint64_t start = platform_time_ns();
       st = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0 ? HTP_OK : dispatch_op(&ctx);
       const htp_status dma_st = drain_dma(s);
       if (st == HTP_OK) st = dma_st;
       op_ns[i] = platform_time_ns() - start;
-      trace_end(&s->trace[0], HTP_EV_OP, (uint16_t)i);
+      for (uint32_t t = 0; t < s->config.n_threads; ++t) trace_end(&s->trace[t], HTP_EV_OP, (uint16_t)i);
     }
     if (st != HTP_OK) {
       rsp->failed_op = i;
@@ -155,15 +172,18 @@ htp_status htp_session_process(htp_session* s, void* message, size_t size) {
   htp_memcpy(&h, msg, sizeof h);
   if (h.magic != HTP_BATCH_MAGIC) return HTP_ERR_BAD_BATCH;
   if (h.abi_version != HTP_ABI_VERSION) return HTP_ERR_ABI_VERSION;
-  if (!area_ok(h.response_offset, sizeof(htp_response), size)) return HTP_ERR_BAD_BATCH;
+  const uint64_t rsp_at = response_at(h, s->mdev.idx);
+  if (rsp_at % 8 != 0 || !area_ok(rsp_at, sizeof(htp_response), size)) return HTP_ERR_BAD_BATCH;
 
-  auto* rsp = (htp_response*)(msg + h.response_offset);
+  auto* rsp = (htp_response*)(msg + rsp_at);
   htp_memset(rsp, 0, sizeof(htp_response));
   rsp->failed_op = HTP_NO_INDEX;
   rsp->failed_tensor = HTP_NO_INDEX;
   rsp->seq = h.seq;
+  rsp->device = s->mdev.idx;
+  rsp->start_ns = t0;
 
-  htp_status st = check_header(h, size, s->config);
+  htp_status st = check_header(h, size, *s);
   if (st == HTP_OK) {
     auto* op_ns = (uint64_t*)(rsp + 1);
     htp_memset(op_ns, 0, (size_t)h.n_ops * sizeof(uint64_t));

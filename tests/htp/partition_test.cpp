@@ -83,7 +83,9 @@ TEST(HtpPartition, RowsCoveredOnceAndLinesOwnedOnce) {
                                     << " offset " << t.offset << " rpc " << rpc);
     // Unsafe destinations are refused exactly as the guide lists them.
     ASSERT_EQ(rpc != 0, splittable(c));
-    if (t.offset % 128 != 0 || permuted) ASSERT_EQ(rpc, 0u);
+    if (t.offset % 128 != 0 || permuted) {
+      ASSERT_EQ(rpc, 0u);
+    }
     if (rpc != 0) {
       ASSERT_EQ(rpc & (rpc - 1), 0u);
       // Minimal: a chunk is whole lines, and half a chunk is not (packed rows only).

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 // Bumped whenever any struct, enum value or message rule in src/htp/abi changes.
-inline constexpr uint32_t HTP_ABI_VERSION = 1;
+inline constexpr uint32_t HTP_ABI_VERSION = 2;  // 2: multi-device header and response
 
 inline constexpr uint32_t HTP_MAX_THREADS = 16;  // worker threads per session (incl. the caller)
 inline constexpr uint32_t HTP_MAX_BANKS = 16;    // pool banks a tensor can name
