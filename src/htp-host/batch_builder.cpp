@@ -34,6 +34,47 @@ htp_op_desc& BatchBuilder::add_op() {
   return op;
 }
 
+namespace {
+
+struct Span {
+  uint32_t bank;
+  uint64_t begin, end;
+  bool overlaps(const Span& o) const { return bank == o.bank && begin < o.end && o.begin < end; }
+};
+
+bool any_overlap(const std::vector<Span>& set, const Span& s) {
+  for (const Span& x : set)
+    if (x.overlaps(s)) return true;
+  return false;
+}
+
+}  // namespace
+
+// Several devices write disjoint parts of each op's destination, so an op must wait for all of
+// them when it reads bytes an op since the last fence wrote (another device may not be done),
+// or writes bytes such an op read or wrote (another device may still be using them).
+void mark_fences(std::vector<htp_op_desc>& ops, const std::vector<htp_tensor>& tensors) {
+  std::vector<Span> written, read;
+  auto span_of = [&](uint16_t i) {
+    const htp_tensor& t = tensors[i];
+    return Span{t.bank, t.offset, static_cast<uint64_t>(t.offset) + t.size};
+  };
+  for (htp_op_desc& op : ops) {
+    const Span dst = span_of(op.dst);
+    bool hazard = any_overlap(written, dst) || any_overlap(read, dst);
+    for (uint16_t s : op.src)
+      if (s != HTP_NO_TENSOR && !hazard) hazard = any_overlap(written, span_of(s));
+    if (hazard) {
+      op.flags |= HTP_OPF_FENCE;
+      written.clear();
+      read.clear();
+    }
+    for (uint16_t s : op.src)
+      if (s != HTP_NO_TENSOR) read.push_back(span_of(s));
+    written.push_back(dst);
+  }
+}
+
 bool BatchBuilder::layout(htp_message_layout* out, const MessageFrame& f) const {
   return htp_message_layout_build(n_tensors(), n_ops(), f.trace_threads, f.trace_capacity, out, f.n_devices);
 }
@@ -65,7 +106,13 @@ void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l, c
   std::memcpy(msg, &h, sizeof h);
   // An empty batch has empty vectors whose data() may be null: memcpy must not see it.
   if (!tensors_.empty()) std::memcpy(msg + l.tensors_offset, tensors_.data(), tensors_.size() * sizeof(htp_tensor));
-  if (!ops_.empty()) std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
+  if (f.n_devices > 1) {
+    std::vector<htp_op_desc> ops = ops_;
+    mark_fences(ops, tensors_);
+    std::memcpy(msg + l.ops_offset, ops.data(), ops.size() * sizeof(htp_op_desc));
+  } else if (!ops_.empty()) {
+    std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
+  }
 }
 
 }  // namespace hexllm::htp_host

@@ -22,6 +22,9 @@ struct MessageFrame {
   uint32_t fence_offset = 0;
 };
 
+// Sets HTP_OPF_FENCE on every op that must wait for all devices to finish the ops before it.
+void mark_fences(std::vector<htp_op_desc>& ops, const std::vector<htp_tensor>& tensors);
+
 class BatchBuilder {
  public:
   void clear();

@@ -43,6 +43,8 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
   if (batch.n_ops() == 0) return;
   htp_message_layout layout{};
   MessageFrame frame;
+  const uint32_t n_dev = transport_.n_devices();
+  frame.n_devices = n_dev;
   if (timeline_ != nullptr) {
     frame.trace_threads = transport_.hwinfo().n_threads;
     frame.trace_capacity = Timeline::kCapacity;
@@ -74,17 +76,36 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
 
   const uint64_t t_response = now_ns();
   const auto* msg = static_cast<const uint8_t*>(message_->data());
+  // Merged over the devices: an op takes as long as its slowest device, and the failing device
+  // is the first whose status is its own (not HTP_ERR_PEER, which only follows another's).
   htp_response rsp{};
-  std::memcpy(&rsp, msg + layout.response_offset, sizeof rsp);
-  last_op_ns_.resize(batch.n_ops());
-  std::memcpy(last_op_ns_.data(), msg + layout.response_offset + sizeof(htp_response),
-              last_op_ns_.size() * sizeof(uint64_t));
+  uint32_t failed_dev = 0;
+  std::vector<uint64_t> dev_ns(batch.n_ops());
+  last_op_ns_.assign(batch.n_ops(), 0);
+  for (uint32_t d = 0; d < n_dev; ++d) {
+    const uint64_t at = layout.response_offset + static_cast<uint64_t>(d) * layout.response_stride;
+    htp_response r{};
+    std::memcpy(&r, msg + at, sizeof r);
+    std::memcpy(dev_ns.data(), msg + at + sizeof(htp_response), dev_ns.size() * sizeof(uint64_t));
+    for (size_t i = 0; i < dev_ns.size(); ++i) last_op_ns_[i] = std::max(last_op_ns_[i], dev_ns[i]);
+    if (d == 0 || (r.status != HTP_OK && r.status != HTP_ERR_PEER && (rsp.status == HTP_OK || rsp.status == HTP_ERR_PEER))) {
+      const uint64_t total = std::max(rsp.total_ns, r.total_ns);
+      rsp = r;
+      rsp.total_ns = total;
+      failed_dev = d;
+    } else {
+      rsp.total_ns = std::max(rsp.total_ns, r.total_ns);
+    }
+    fence_ns_ += r.fence_ns;
+    if (timeline_ != nullptr)
+      timeline_->device_call(d, frame.trace_threads, calls_, r,
+                             reinterpret_cast<const htp_trace_record*>(msg + layout.trace_offset +
+                                                                       static_cast<uint64_t>(d) * layout.trace_stride),
+                             t_call, t_response, batch.ops(), nodes);
+  }
   if (timeline_ != nullptr) {
     timeline_->host_phase("write", calls_, t_write, t_call);
     timeline_->host_phase("call", calls_, t_call, t_response);
-    timeline_->device_call(0, frame.trace_threads, calls_, rsp,
-                           reinterpret_cast<const htp_trace_record*>(msg + layout.trace_offset), t_call, t_response,
-                           batch.ops(), nodes);
     timeline_->host_phase("response", calls_, t_response, now_ns());
   }
   if (host_ != nullptr) {
@@ -103,7 +124,10 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     host_->count_ops(batch.ops().data(), batch.n_ops());
   }
   if (st != HTP_OK) {
-    const std::string what = strprintf("HTP device (%s) failed with %s", transport_.session().c_str(), htp_status_name(st));
+    const std::string what =
+        n_dev > 1 ? strprintf("HTP device %u of %u (%s) failed with %s", failed_dev, n_dev,
+                              transport_.member(failed_dev).session().c_str(), htp_status_name(rsp.status))
+                  : strprintf("HTP device (%s) failed with %s", transport_.session().c_str(), htp_status_name(st));
     if (rsp.failed_op < nodes.size()) fail_call(batch, nodes, what, rsp.failed_op);
     if (rsp.failed_tensor != HTP_NO_INDEX)
       fail("%s: tensor %u of the batch of %u ops was refused", what.c_str(), rsp.failed_tensor, batch.n_ops());

@@ -44,6 +44,8 @@ class BatchRunner {
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
   uint64_t calls() const { return calls_; }
   uint64_t restarts() const { return restarts_; }
+  // Nanoseconds the devices' thread 0 spent in multi-device fences, summed over devices and calls.
+  uint64_t fence_ns() const { return fence_ns_; }
   // Device time per op kind (with a host profile only).
   const OpProfile& op_profile() const { return ops_; }
 
@@ -62,6 +64,7 @@ class BatchRunner {
   OpProfile ops_;
   uint64_t calls_ = 0;
   uint64_t restarts_ = 0;
+  uint64_t fence_ns_ = 0;
 };
 
 // Monotonic nanoseconds (the profile's clock).

@@ -20,6 +20,8 @@ class InprocTransport final : public Transport {
     c.dma_mode = opts.dma_mode;
     c.window_size = opts.window_bytes;
     if (opts.max_tensors != 0) c.max_tensors = opts.max_tensors;
+    c.mdev_idx = opts.mdev_idx;
+    c.mdev_count = opts.n_devices;
     const htp_status st = htp::htp_session_open(&c, &session_);
     if (st != HTP_OK)
       fail("HTP session could not open (%u threads, VTCM %u bytes, DMA mode %u): %s", opts.n_threads, opts.vtcm_bytes,

@@ -1,5 +1,6 @@
 // htp_session_process: validate a batch message, resolve its tensors, run its ops in order.
 #include "htp/dispatch.h"
+#include "htp/fence.h"
 #include "htp/platform/platform.h"
 #include "htp/session_impl.h"
 #include "htp/util.h"
@@ -84,6 +85,7 @@ htp_op_ctx make_ctx(htp_session* s, uint32_t op_index) {
   ctx.trace = s->trace;
   ctx.vtcm_base = s->vtcm.base;
   ctx.vtcm_size = s->vtcm.size;
+  ctx.mdev = s->mdev;
   return ctx;
 }
 
@@ -132,21 +134,35 @@ htp_status prepare_batch(htp_session* s, uint8_t* msg, const htp_batch_header& h
   return HTP_OK;
 }
 
+// The group's fence slots, when the header names a mapped, aligned region for them.
+htp_fence_slot* fence_slots(const htp_session& s, const htp_batch_header& h) {
+  if (h.fence_bank >= s.config.n_banks || h.fence_offset % HTP_FENCE_SLOT != 0) return nullptr;
+  const htp_bank& b = s.config.banks[h.fence_bank];
+  if (b.size < HTP_FENCE_REGION || h.fence_offset > b.size - HTP_FENCE_REGION) return nullptr;
+  return (htp_fence_slot*)(b.base + h.fence_offset);
+}
+
 htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_response* rsp,
-                   uint64_t* op_ns) {
+                   uint64_t* op_ns, htp_fence_slot* fence) {
   htp_status st = HTP_OK;
   work_queue_wakeup(&s->wq);
   for (uint32_t i = 0; i < h.n_ops; ++i) {
     // Copied again and re-checked: an earlier op may have written over the message.
     htp_memcpy(&s->op, msg + h.ops_offset + (uint64_t)i * sizeof(htp_op_desc), sizeof(htp_op_desc));
     st = check_op(s->op, *s, h.n_tensors);
+    // The op reads (or overwrites) what another device wrote: all devices finish the ops before it.
+    if (st == HTP_OK && s->mdev.count > 1 && (s->op.flags & HTP_OPF_FENCE) != 0)
+      st = fence_barrier(fence, s->mdev, h.fence_seq + i, &s->trace[0], &rsp->fence_ns);
     if (st == HTP_OK) {
       htp_op_ctx ctx = make_ctx(s, i);
       // Every worker's track gets the op (the helpers are idle between runs, so thread 0 may write
       // their buffers): a timeline then shows each op on every worker.
       for (uint32_t t = 0; t < s->config.n_threads; ++t) trace_begin(&s->trace[t], HTP_EV_OP, (uint16_t)i);
       const uint64_t start = platform_time_ns();
-      st = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0 ? HTP_OK : dispatch_op(&ctx);
+      // A family that does not split its rows runs whole on device 0; the others skip it.
+      const bool skip = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0 ||
+                        (s->mdev.count > 1 && s->mdev.idx != 0 && !dispatch_splits(s->op.opcode));
+      st = skip ? HTP_OK : dispatch_op(&ctx);
       const htp_status dma_st = drain_dma(s);
       if (st == HTP_OK) st = dma_st;
       op_ns[i] = platform_time_ns() - start;
@@ -160,6 +176,18 @@ htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_
   }
   work_queue_suspend(&s->wq);
   return st;
+}
+
+// Multi-device batch end: every device's writes are complete before any returns to the host. A
+// failure is published with the batch's last sequence, which releases every peer's barrier.
+htp_status finish_group(htp_session* s, const htp_batch_header& h, htp_fence_slot* fence, htp_status st,
+                        htp_response* rsp) {
+  const uint32_t last = h.fence_seq + h.n_ops;
+  if (st != HTP_OK) {
+    fence_signal(fence, s->mdev, last, st);
+    return st;
+  }
+  return fence_barrier(fence, s->mdev, last, &s->trace[0], &rsp->fence_ns);
 }
 
 }  // namespace
@@ -188,8 +216,16 @@ htp_status htp_session_process(htp_session* s, void* message, size_t size) {
     auto* op_ns = (uint64_t*)(rsp + 1);
     htp_memset(op_ns, 0, (size_t)h.n_ops * sizeof(uint64_t));
     setup_trace(s, msg, h, t0);
-    st = prepare_batch(s, msg, h, rsp);
-    if (st == HTP_OK) st = run_ops(s, msg, h, rsp, op_ns);
+    htp_fence_slot* fence = nullptr;
+    if (s->mdev.count > 1) {
+      fence = fence_slots(*s, h);
+      if (fence == nullptr) st = HTP_ERR_BAD_BATCH;  // no slot to publish in: the host releases the peers
+    }
+    if (st == HTP_OK) {
+      st = prepare_batch(s, msg, h, rsp);
+      if (st == HTP_OK) st = run_ops(s, msg, h, rsp, op_ns, fence);
+      if (s->mdev.count > 1) st = finish_group(s, h, fence, st, rsp);
+    }
     for (uint32_t t = 0; t < HTP_MAX_THREADS; ++t) {
       rsp->trace_count[t] = s->trace[t].count;
       rsp->trace_dropped += s->trace[t].dropped;
