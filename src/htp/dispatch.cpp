@@ -17,7 +17,7 @@ htp_status dispatch_op(htp_op_ctx* ctx) {
 namespace {
 
 // The families that partition across devices (each through op_device_rows or its own unit).
-constexpr const char* kSplitFamilies[] = {""};
+constexpr const char* kSplitFamilies[] = {"matmul", "unary", "act", "norm", "softmax"};
 
 constexpr bool same(const char* a, const char* b) {
   while (*a != 0 && *a == *b) ++a, ++b;

@@ -55,6 +55,7 @@ struct mm_job {
   // the other takes fewer units and both finish together.
   bool dynamic;
   uint32_t next_tile;
+  uint32_t tile0, tile_end;  // this device's row tiles (output columns): all on a single device
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -235,7 +236,7 @@ struct unit_iter {
   // Dynamic split: the next group from the shared counter (one segment, n_kc == 1).
   void claim(mm_job& j) {
     tile = atomic_fetch_add(&j.next_tile, j.p.cfg.group_tiles);
-    valid = tile < j.s.n_tiles;
+    valid = tile < j.tile_end;
   }
 };
 
@@ -302,8 +303,9 @@ void mm_worker(unsigned n, unsigned w, void* data) {
   const htp_mm_layout& lay = j->p.lay;
   const bool is_id = j->s.opcode == HTP_OP_MUL_MAT_ID;
   const bool dyn = j->dynamic;
-  const uint32_t t_begin = dyn ? 0 : (uint32_t)((uint64_t)j->s.n_tiles * w / n);
-  const uint32_t t_end = dyn ? j->s.n_tiles : (uint32_t)((uint64_t)j->s.n_tiles * (w + 1) / n);
+  const htp_mdev_range part = htp_worker_part({j->tile0, j->tile_end - j->tile0}, w, n);
+  const uint32_t t_begin = dyn ? j->tile0 : part.start;
+  const uint32_t t_end = dyn ? j->tile_end : part.start + part.count;
   j->status[w] = HTP_OK;
   if (t_begin == t_end) return;
 
@@ -506,12 +508,20 @@ htp_status op_matmul(htp_op_ctx* ctx) {
     if (st != HTP_OK) return st;
   }
 
+  // Devices split the output columns in tiles of whole 128-byte lines of every dst row.
+  htp_mdev_range tiles{0, job.s.n_tiles};
+  if (ctx->mdev.count > 1)
+    tiles = htp_mdev_partition(job.s.n_tiles, htp_mdev_cols_per_chunk(ctx->dst->t, kHtpTileRows), ctx->mdev);
+  if (tiles.count == 0) return HTP_OK;
+  job.tile0 = tiles.start;
+  job.tile_end = tiles.start + tiles.count;
+
   for (uint32_t c0 = 0; c0 < job.s.rows; c0 += job.p.cfg.act_rows) {
     job.chunk0 = c0;
     job.chunk_end = c0 + htp_min(job.p.cfg.act_rows, job.s.rows - c0);
     job.dynamic = !is_id && job.n_kc == 1 && job.p.cfg.n_threads > 1 &&
                   c0 / job.s.seg_rows == (job.chunk_end - 1) / job.s.seg_rows;
-    job.next_tile = 0;
+    job.next_tile = job.tile0;
     st = run_workers(ctx, quant_worker, &job, job.status, job.p.cfg.quant_threads);
     if (st == HTP_OK) st = run_workers(ctx, mm_worker, &job, job.status, job.p.cfg.n_threads);
     if (st != HTP_OK) return st;
