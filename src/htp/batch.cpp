@@ -162,7 +162,7 @@ htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_
       // A family that does not split its rows runs whole on device 0; the others skip it.
       const bool skip = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0 ||
                         (s->mdev.count > 1 && s->mdev.idx != 0 && !dispatch_splits(s->op.opcode));
-      st = skip ? HTP_OK : dispatch_op(&ctx);
+      st = i == s->config.fail_op ? HTP_ERR_INTERNAL : skip ? HTP_OK : dispatch_op(&ctx);
       const htp_status dma_st = drain_dma(s);
       if (st == HTP_OK) st = dma_st;
       op_ns[i] = platform_time_ns() - start;

@@ -30,6 +30,7 @@ htp_session_config htp_session_config_default() {
   c.spin_ns = 100000;
   c.stack_bytes = 256u << 10;
   c.mdev_count = 1;
+  c.fail_op = HTP_NO_INDEX;
   return c;
 }
 

@@ -29,7 +29,7 @@ struct htp_session_config {
   uint32_t n_banks;
   uint32_t mdev_idx;     // this device's index in its group
   uint32_t mdev_count;   // devices in the group, 1..HTP_MDEV_MAX (1: a single device)
-  uint32_t pad;
+  uint32_t fail_op;      // fault injection for tests: op index that fails with HTP_ERR_INTERNAL (HTP_NO_INDEX: none)
   htp_bank banks[HTP_MAX_BANKS];
 };
 
