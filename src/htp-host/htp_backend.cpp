@@ -57,6 +57,10 @@ HtpBackend::~HtpBackend() {
   if (opts_.profile) {
     runner_->op_profile().print(stderr);
     host_profile_->print(stderr);
+    if (opts_.n_devices > 1 && runner_->calls() != 0)
+      std::fprintf(stderr, "HTP fences: %u devices, %.1f us per call waiting in fences (thread 0, mean over devices), %llu calls\n",
+                   opts_.n_devices, static_cast<double>(runner_->fence_ns()) / 1e3 / opts_.n_devices / runner_->calls(),
+                   static_cast<unsigned long long>(runner_->calls()));
   }
   if (!opts_.profile_json.empty()) {
     try {
