@@ -126,13 +126,15 @@ void Timeline::device_call(uint32_t device, uint32_t n_threads, uint64_t call, c
       if (stack.empty() || stack.back().event != ev) continue;  // its begin was dropped
       const Open o = stack.back();
       stack.pop_back();
+      const uint32_t in_op = op;
+      if (ev == HTP_EV_OP) op = HTP_NO_INDEX;  // events after it (the batch-end fence) belong to no op
       std::string args = strprintf("\"info\":%u,\"call\":%llu", o.info, static_cast<unsigned long long>(call));
       const char* name = htp_trace_event_name(ev);
       std::string op_name;
-      if (op < ops.size()) {
-        op_name = htp_opcode_name(ops[op].opcode);
-        args += strprintf(",\"op_index\":%u,\"op\":\"%s\"", op, op_name.c_str());
-        if (op < nodes.size()) args += ",\"node\":\"" + json_escape(node_label(nodes[op])) + "\"";
+      if (in_op < ops.size()) {
+        op_name = htp_opcode_name(ops[in_op].opcode);
+        args += strprintf(",\"op_index\":%u,\"op\":\"%s\"", in_op, op_name.c_str());
+        if (in_op < nodes.size()) args += ",\"node\":\"" + json_escape(node_label(nodes[in_op])) + "\"";
       }
       // An op slice is named by its opcode, so the timeline reads as the op sequence.
       event(ev == HTP_EV_OP && !op_name.empty() ? op_name.c_str() : name, pid, t, o.begin, at, args);

@@ -150,19 +150,19 @@ htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_
     // Copied again and re-checked: an earlier op may have written over the message.
     htp_memcpy(&s->op, msg + h.ops_offset + (uint64_t)i * sizeof(htp_op_desc), sizeof(htp_op_desc));
     st = check_op(s->op, *s, h.n_tensors);
-    // The op reads (or overwrites) what another device wrote: all devices finish the ops before it.
-    if (st == HTP_OK && s->mdev.count > 1 && (s->op.flags & HTP_OPF_FENCE) != 0)
-      st = fence_barrier(fence, s->mdev, h.fence_seq + i, &s->trace[0], &rsp->fence_ns);
     if (st == HTP_OK) {
       htp_op_ctx ctx = make_ctx(s, i);
       // Every worker's track gets the op (the helpers are idle between runs, so thread 0 may write
-      // their buffers): a timeline then shows each op on every worker.
+      // their buffers): a timeline then shows each op on every worker, its fence inside it.
       for (uint32_t t = 0; t < s->config.n_threads; ++t) trace_begin(&s->trace[t], HTP_EV_OP, (uint16_t)i);
+      // The op reads (or overwrites) what another device wrote: all devices finish the ops before it.
+      if (s->mdev.count > 1 && (s->op.flags & HTP_OPF_FENCE) != 0)
+        st = fence_barrier(fence, s->mdev, h.fence_seq + i, &s->trace[0], &rsp->fence_ns);
       const uint64_t start = platform_time_ns();
       // A family that does not split its rows runs whole on device 0; the others skip it.
       const bool skip = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0 ||
                         (s->mdev.count > 1 && s->mdev.idx != 0 && !dispatch_splits(s->op.opcode));
-      st = i == s->config.fail_op ? HTP_ERR_INTERNAL : skip ? HTP_OK : dispatch_op(&ctx);
+      if (st == HTP_OK) st = i == s->config.fail_op ? HTP_ERR_INTERNAL : skip ? HTP_OK : dispatch_op(&ctx);
       const htp_status dma_st = drain_dma(s);
       if (st == HTP_OK) st = dma_st;
       op_ns[i] = platform_time_ns() - start;
