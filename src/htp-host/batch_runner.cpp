@@ -67,7 +67,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     } catch (const DeviceFault& f) {
       constexpr int kMaxRestarts = 3;
       if (!can_retry || attempt == kMaxRestarts) fail_call(batch, nodes, f.what(), f.op_in_flight);
-      HEXLLM_LOG_WARN("%s; restarting the device and retrying the batch", f.what());
+      HEXLLM_LOG_WARN("%s; restarting the device and retrying the batch (call %llu, %u ops, %zu bytes saved)", f.what(), (unsigned long long)calls_, batch.n_ops(), (size_t)replay_.saved_bytes());
       transport_.restart();
       ++restarts_;
       replay_.restore(pool_);
