@@ -36,7 +36,7 @@ class TimelineTest : public ::testing::TestWithParam<Param> {};
 
 TEST_P(TimelineTest, TracksOpsAndTimes) {
   const Param p = GetParam();
-  const std::string path = test::generated_model_path("timeline_" + p.transport + std::to_string(p.devices)) + ".json";
+  const std::string path = test::generated_model_path("timeline_" + p.transport + std::to_string(p.devices) + "x" + std::to_string(p.threads)) + ".json";
   {
     EngineOptions o;
     o.model_path = test::tiny_model_path();
