@@ -25,6 +25,9 @@ struct EngineOptions {
   // set of defaults: 8M VTCM, zero-copy DMA, a 3.5G window, a 10 s timeout; 1G and 300 s for
   // the hexagon target).
   int htp_threads = 0;
+  // Device sessions sharing the pool, each with htp_threads workers (0: n_threads / devices);
+  // every op's rows are split among them.
+  int htp_devices = 1;
   std::string htp_vtcm;
   std::string htp_dma;
   // "process" by default: a call costs more than "inproc" (one call per graph; figures in the
@@ -45,6 +48,9 @@ struct EngineOptions {
   // closes; htp_profile_json (a file path) also writes the host numbers as JSON.
   bool htp_profile = false;
   std::string htp_profile_json;
+  // Write a Perfetto timeline (Chrome trace-event JSON: host phases, every device worker's ops,
+  // DMA waits, fences and flushes) of every device call to this file.
+  std::string htp_trace;
   // Reuse the prepared batches of a graph seen before (the graph cache): "on" or "off".
   std::string htp_graph_cache = "on";
   // Fusions the HTP prepare stage may form: "all", "none" or a comma list (e.g. "rms_norm_mul").

@@ -23,6 +23,12 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_option("--htp-threads", opts.htp_threads, "HTP device workers (default: --threads)")
       ->envname("HEXLLM_HTP_THREADS")
       ->check(CLI::Range(1, 16));
+  app.add_option("--htp-devices", opts.htp_devices,
+                 "HTP device sessions sharing the pool (default 1): each its own process (or thread group with "
+                 "--htp-transport inproc) with --htp-threads workers (default: --threads divided among them); every "
+                 "op's rows are split among them")
+      ->envname("HEXLLM_HTP_DEVICES")
+      ->check(CLI::Range(1, 8));
   app.add_option("--htp-vtcm", opts.htp_vtcm, "HTP VTCM arena size, e.g. 8M (default) or 256K")->envname("HEXLLM_HTP_VTCM");
   app.add_option("--htp-dma", opts.htp_dma, "HTP DMA engine: zero-copy (default), async or inline")
       ->envname("HEXLLM_HTP_DMA")
@@ -57,6 +63,10 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_option("--htp-profile-json", opts.htp_profile_json,
                  "HTP: write the host profile (phases, graph cache, coverage) as JSON to this file at exit")
       ->envname("HEXLLM_HTP_PROFILE_JSON");
+  app.add_option("--htp-trace", opts.htp_trace,
+                 "HTP: write a Perfetto timeline of every device call (Chrome trace-event JSON; open it at "
+                 "ui.perfetto.dev) to this file")
+      ->envname("HEXLLM_HTP_TRACE");
   app.add_option("--htp-graph-cache", opts.htp_graph_cache,
                  "HTP: reuse the prepared batches of a graph seen before (on, the default, or off)")
       ->envname("HEXLLM_HTP_GRAPH_CACHE")

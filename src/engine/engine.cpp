@@ -1,5 +1,6 @@
 #include "hexllm/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -32,7 +33,11 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     // The session's defaults for the target; what the options name replaces them.
     htp_host::HtpOptions ho;
     static_cast<htp_host::SessionOptions&>(ho) = htp_host::SessionOptions::defaults_for(opts.htp_target);
-    ho.n_threads = static_cast<uint32_t>(opts.htp_threads > 0 ? opts.htp_threads : threads);
+    if (opts.htp_devices < 1 || opts.htp_devices > static_cast<int>(HTP_MDEV_MAX))
+      fail("--htp-devices: %d is not between 1 and %u", opts.htp_devices, HTP_MDEV_MAX);
+    ho.n_devices = static_cast<uint32_t>(opts.htp_devices);
+    // --htp-threads is per device; otherwise the threads are divided among the devices.
+    ho.n_threads = static_cast<uint32_t>(opts.htp_threads > 0 ? opts.htp_threads : std::max(1, threads / opts.htp_devices));
     if (!opts.htp_vtcm.empty())
       ho.vtcm_bytes = static_cast<uint32_t>(parse_byte_size(opts.htp_vtcm, "--htp-vtcm", 1, UINT32_MAX));
     if (!opts.htp_dma.empty()) ho.dma_mode = htp_host::parse_dma_mode(opts.htp_dma);
@@ -47,6 +52,7 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     ho.device_path = opts.htp_device;
     ho.profile = opts.htp_profile;
     ho.profile_json = opts.htp_profile_json;
+    ho.trace = opts.htp_trace;
     if (opts.htp_graph_cache != "on" && opts.htp_graph_cache != "off")
       fail("--htp-graph-cache: '%s' is neither on nor off", opts.htp_graph_cache.c_str());
     ho.graph_cache = opts.htp_graph_cache == "on";

@@ -288,6 +288,8 @@ bool start(Device& d) {
   c.vtcm_size = h.vtcm_size;
   c.dma_mode = h.dma_mode;
   c.window_size = h.window_size;
+  c.mdev_idx = h.mdev_idx;
+  c.mdev_count = h.mdev_count == 0 ? 1 : h.mdev_count;  // 0: a host that names no group
   const htp_status st = htp_session_open(&c, &d.session);
   if (st != HTP_OK) {
     reply(d.sock, st, nullptr);

@@ -35,19 +35,66 @@ htp_op_desc& BatchBuilder::add_op() {
   return op;
 }
 
-bool BatchBuilder::layout(htp_message_layout* out) const {
-  return htp_message_layout_build(n_tensors(), n_ops(), 0, 0, out);
+namespace {
+
+struct Span {
+  uint32_t bank;
+  uint64_t begin, end;
+  bool overlaps(const Span& o) const { return bank == o.bank && begin < o.end && o.begin < end; }
+};
+
+bool any_overlap(const std::vector<Span>& set, const Span& s) {
+  for (const Span& x : set)
+    if (x.overlaps(s)) return true;
+  return false;
 }
 
-void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l) const {
+}  // namespace
+
+// Several devices write disjoint parts of each op's destination, so an op must wait for all of
+// them when it reads bytes an op since the last fence wrote (another device may not be done),
+// or writes bytes such an op read or wrote (another device may still be using them).
+void mark_fences(std::vector<htp_op_desc>& ops, const std::vector<htp_tensor>& tensors) {
+  std::vector<Span> written, read;
+  auto span_of = [&](uint16_t i) {
+    const htp_tensor& t = tensors[i];
+    return Span{t.bank, t.offset, static_cast<uint64_t>(t.offset) + t.size};
+  };
+  for (htp_op_desc& op : ops) {
+    const Span dst = span_of(op.dst);
+    bool hazard = any_overlap(written, dst) || any_overlap(read, dst);
+    for (uint16_t s : op.src)
+      if (s != HTP_NO_TENSOR && !hazard) hazard = any_overlap(written, span_of(s));
+    if (hazard) {
+      op.flags |= HTP_OPF_FENCE;
+      written.clear();
+      read.clear();
+    }
+    for (uint16_t s : op.src)
+      if (s != HTP_NO_TENSOR) read.push_back(span_of(s));
+    written.push_back(dst);
+  }
+}
+
+bool BatchBuilder::layout(htp_message_layout* out, const MessageFrame& f) const {
+  return htp_message_layout_build(n_tensors(), n_ops(), f.trace_threads, f.trace_capacity, out, f.n_devices);
+}
+
+void BatchBuilder::write(void* dst, uint64_t seq, const htp_message_layout& l, const MessageFrame& f) const {
   auto* msg = static_cast<uint8_t*>(dst);
-  write_header(dst, seq, l);
+  write_header(dst, seq, l, f);
   // An empty batch has empty vectors whose data() may be null: memcpy must not see it.
   if (!tensors_.empty()) std::memcpy(msg + l.tensors_offset, tensors_.data(), tensors_.size() * sizeof(htp_tensor));
-  if (!ops_.empty()) std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
+  if (f.n_devices > 1) {
+    std::vector<htp_op_desc> ops = ops_;
+    mark_fences(ops, tensors_);
+    std::memcpy(msg + l.ops_offset, ops.data(), ops.size() * sizeof(htp_op_desc));
+  } else if (!ops_.empty()) {
+    std::memcpy(msg + l.ops_offset, ops_.data(), ops_.size() * sizeof(htp_op_desc));
+  }
 }
 
-void BatchBuilder::write_header(void* dst, uint64_t seq, const htp_message_layout& l) const {
+void BatchBuilder::write_header(void* dst, uint64_t seq, const htp_message_layout& l, const MessageFrame& f) const {
   htp_batch_header h{};
   h.magic = HTP_BATCH_MAGIC;
   h.abi_version = HTP_ABI_VERSION;
@@ -59,6 +106,17 @@ void BatchBuilder::write_header(void* dst, uint64_t seq, const htp_message_layou
   h.response_offset = l.response_offset;
   h.trace_offset = l.trace_offset;
   h.message_size = l.message_size;
+  h.n_devices = f.n_devices;
+  h.response_stride = l.response_stride;
+  h.trace_stride = l.trace_stride;
+  if (f.trace_threads != 0) {
+    h.flags |= HTP_BATCH_TRACE;
+    h.trace_threads = f.trace_threads;
+    h.trace_capacity = f.trace_capacity;
+  }
+  h.fence_seq = f.fence_seq;
+  h.fence_bank = f.fence_bank;
+  h.fence_offset = f.fence_offset;
   std::memcpy(dst, &h, sizeof h);
 }
 

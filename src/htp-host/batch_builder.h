@@ -11,6 +11,20 @@
 
 namespace hexllm::htp_host {
 
+// How a message is framed around the batch: devices it goes to (a response and trace areas
+// each), tracing, and the multi-device fence region.
+struct MessageFrame {
+  uint32_t n_devices = 1;
+  uint32_t trace_threads = 0;   // 0: no tracing
+  uint32_t trace_capacity = 0;  // records per thread
+  uint32_t fence_seq = 0;       // first fence sequence of the batch (n_devices > 1)
+  uint32_t fence_bank = 0;
+  uint32_t fence_offset = 0;
+};
+
+// Sets HTP_OPF_FENCE on every op that must wait for all devices to finish the ops before it.
+void mark_fences(std::vector<htp_op_desc>& ops, const std::vector<htp_tensor>& tensors);
+
 class BatchBuilder {
  public:
   void clear();
@@ -22,11 +36,12 @@ class BatchBuilder {
   const std::vector<htp_op_desc>& ops() const { return ops_; }
 
   // Bytes the message needs; false when it exceeds 32-bit offsets.
-  bool layout(htp_message_layout* out) const;
+  bool layout(htp_message_layout* out, const MessageFrame& frame = {}) const;
   // Writes header, tensors and ops into `dst` (layout().message_size bytes, 8-byte aligned).
-  void write(void* dst, uint64_t seq, const htp_message_layout& layout) const;
-  // Only the header, into a message that holds this batch's tensors and ops already.
-  void write_header(void* dst, uint64_t seq, const htp_message_layout& layout) const;
+  void write(void* dst, uint64_t seq, const htp_message_layout& layout, const MessageFrame& frame = {}) const;
+  // Only the header, into a message that holds this batch's tensors and ops (written for the
+  // same number of devices) already.
+  void write_header(void* dst, uint64_t seq, const htp_message_layout& layout, const MessageFrame& frame = {}) const;
 
  private:
   struct Key {

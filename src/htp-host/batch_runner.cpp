@@ -12,8 +12,8 @@
 
 namespace hexllm::htp_host {
 
-BatchRunner::BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host)
-    : pool_(pool), transport_(transport), restart_(restart), host_(host) {
+BatchRunner::BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host, Timeline* timeline)
+    : pool_(pool), transport_(transport), restart_(restart), host_(host), timeline_(timeline) {
   // Up front, so that the window's pinned bytes stay put while batches are cut.
   message_ = pool_.allocate(Region::Messages, window_bank_sizes(transport.window().bytes()).messages / 2);
 }
@@ -31,11 +31,7 @@ void BatchRunner::fail_call(const BatchBuilder& batch, std::span<const graph::Te
                             const std::string& what, uint32_t op_index) const {
   if (op_index < nodes.size()) {
     const graph::Tensor* n = nodes[op_index];
-    // Unnamed nodes (most matmuls) are named by their sources, e.g. 'blk.3.ffn_up.weight x ffn_norm-3'.
-    std::string label = n->name;
-    if (label.empty())
-      for (int i = 0; i < 2 && n->src[i] != nullptr; ++i)
-        if (n->src[i]->name[0] != '\0') label += (label.empty() ? "" : " x ") + std::string(n->src[i]->name);
+    const std::string label = node_label(n);
     fail("%s, while running op %u of %u: %s of node '%s'", what.c_str(), op_index, batch.n_ops(),
          graph::op_name(n->op), label.c_str());
   }
@@ -46,23 +42,29 @@ void BatchRunner::fail_call(const BatchBuilder& batch, std::span<const graph::Te
 void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* const> nodes, uint64_t serial) {
   if (batch.n_ops() == 0) return;
   htp_message_layout layout{};
-  if (!batch.layout(&layout)) fail("HTP: a batch of %u ops does not fit one message", batch.n_ops());
+  MessageFrame frame;
+  const uint32_t n_dev = transport_.n_devices();
+  frame.n_devices = n_dev;
+  if (timeline_ != nullptr) {
+    frame.trace_threads = transport_.hwinfo().n_threads;
+    frame.trace_capacity = Timeline::kCapacity;
+  }
+  if (!batch.layout(&layout, frame)) fail("HTP: a batch of %u ops does not fit one message", batch.n_ops());
   const uint64_t t_write = now_ns();
   if (message_->size() < layout.message_size)
     message_ = pool_.allocate(Region::Messages, std::max<size_t>(layout.message_size, 2 * message_->size()));
   // The device only reads the ops and tensors of a message, so a kept batch that the message
-  // holds already needs only a new header.
-  if (serial != 0 && serial == written_serial_ && message_->data() == written_at_) {
-    batch.write_header(message_->data(), ++calls_, layout);
+  // holds already (for as many devices) needs only a new header.
+  if (serial != 0 && serial == written_serial_ && message_->data() == written_at_ && n_dev == written_devices_) {
+    batch.write_header(message_->data(), ++calls_, layout, frame);
   } else {
-    batch.write(message_->data(), ++calls_, layout);
+    batch.write(message_->data(), ++calls_, layout, frame);
     written_serial_ = serial;
     written_at_ = message_->data();
-    // The profile reads opcodes every call: a compact copy, not the descriptors.
-    if (host_ != nullptr) {
-      opcodes_.clear();
-      for (const htp_op_desc& op : batch.ops()) opcodes_.push_back(op.opcode);
-    }
+    written_devices_ = n_dev;
+    // Profiles and tests read opcodes every call: a compact copy, not the descriptors.
+    opcodes_.clear();
+    for (const htp_op_desc& op : batch.ops()) opcodes_.push_back(op.opcode);
   }
 
   // Only a device process can die and restart; the undo log makes its retry exact.
@@ -78,7 +80,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
       written_serial_ = 0;  // whatever the device did last, the next call writes in full
       constexpr int kMaxRestarts = 3;
       if (!can_retry || attempt == kMaxRestarts) fail_call(batch, nodes, f.what(), f.op_in_flight);
-      HEXLLM_LOG_WARN("%s; restarting the device and retrying the batch", f.what());
+      HEXLLM_LOG_WARN("%s; restarting the device and retrying the batch (call %llu, %u ops, %zu bytes saved)", f.what(), (unsigned long long)calls_, batch.n_ops(), (size_t)replay_.saved_bytes());
       transport_.restart();
       ++restarts_;
       replay_.restore(pool_);
@@ -87,13 +89,38 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
 
   const uint64_t t_response = now_ns();
   const auto* msg = static_cast<const uint8_t*>(message_->data());
+  // Merged over the devices: an op takes as long as its slowest device, and the failing device
+  // is the first whose status is its own (not HTP_ERR_PEER, which only follows another's).
   htp_response rsp{};
-  std::memcpy(&rsp, msg + layout.response_offset, sizeof rsp);
-  last_op_ns_.resize(batch.n_ops());
-  std::memcpy(last_op_ns_.data(), msg + layout.response_offset + sizeof(htp_response),
-              last_op_ns_.size() * sizeof(uint64_t));
-  last_opcodes_.resize(batch.n_ops());
-  for (size_t i = 0; i < last_opcodes_.size(); i++) last_opcodes_[i] = batch.ops()[i].opcode;
+  uint32_t failed_dev = 0;
+  std::vector<uint64_t> dev_ns(batch.n_ops());
+  last_op_ns_.assign(batch.n_ops(), 0);
+  for (uint32_t d = 0; d < n_dev; ++d) {
+    const uint64_t at = layout.response_offset + static_cast<uint64_t>(d) * layout.response_stride;
+    htp_response r{};
+    std::memcpy(&r, msg + at, sizeof r);
+    std::memcpy(dev_ns.data(), msg + at + sizeof(htp_response), dev_ns.size() * sizeof(uint64_t));
+    for (size_t i = 0; i < dev_ns.size(); ++i) last_op_ns_[i] = std::max(last_op_ns_[i], dev_ns[i]);
+    if (d == 0 || (r.status != HTP_OK && r.status != HTP_ERR_PEER && (rsp.status == HTP_OK || rsp.status == HTP_ERR_PEER))) {
+      const uint64_t total = std::max(rsp.total_ns, r.total_ns);
+      rsp = r;
+      rsp.total_ns = total;
+      failed_dev = d;
+    } else {
+      rsp.total_ns = std::max(rsp.total_ns, r.total_ns);
+    }
+    fence_ns_ += r.fence_ns;
+    if (timeline_ != nullptr)
+      timeline_->device_call(d, frame.trace_threads, calls_, r,
+                             reinterpret_cast<const htp_trace_record*>(msg + layout.trace_offset +
+                                                                       static_cast<uint64_t>(d) * layout.trace_stride),
+                             t_call, t_response, batch.ops(), nodes);
+  }
+  if (timeline_ != nullptr) {
+    timeline_->host_phase("write", calls_, t_write, t_call);
+    timeline_->host_phase("call", calls_, t_call, t_response);
+    timeline_->host_phase("response", calls_, t_response, now_ns());
+  }
   if (host_ != nullptr) {
     const uint64_t wall = t_response - t_call;
     uint64_t ops_ns = 0;
@@ -110,7 +137,10 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     host_->count_ops(opcodes_.data(), static_cast<uint32_t>(opcodes_.size()));
   }
   if (st != HTP_OK) {
-    const std::string what = strprintf("HTP device (%s) failed with %s", transport_.session().c_str(), htp_status_name(st));
+    const std::string what =
+        n_dev > 1 ? strprintf("HTP device %u of %u (%s) failed with %s", failed_dev, n_dev,
+                              transport_.member(failed_dev).session().c_str(), htp_status_name(rsp.status))
+                  : strprintf("HTP device (%s) failed with %s", transport_.session().c_str(), htp_status_name(st));
     if (rsp.failed_op < nodes.size()) fail_call(batch, nodes, what, rsp.failed_op);
     if (rsp.failed_tensor != HTP_NO_INDEX)
       fail("%s: tensor %u of the batch of %u ops was refused", what.c_str(), rsp.failed_tensor, batch.n_ops());

@@ -15,6 +15,7 @@
 #include "htp-host/op_prepare.h"
 #include "htp-host/op_profile.h"
 #include "htp-host/pool.h"
+#include "htp-host/timeline.h"
 #include "htp-host/transport.h"
 #include "htp-host/transport_replay.h"
 
@@ -32,8 +33,9 @@ struct PreparedBatch {
 
 class BatchRunner {
  public:
-  // `host` (nullptr: no profile) hears the phases of every call.
-  BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host);
+  // `host` (nullptr: no profile) hears the phases of every call; `timeline` (nullptr: none)
+  // gets them and the device's trace records.
+  BatchRunner(Pool& pool, Transport& transport, bool restart, HostProfile* host, Timeline* timeline = nullptr);
 
   // Whether `p` fits beside what `batch` holds in the session's tensor table (its tensors
   // counted as new: deduplication can only make room).
@@ -44,9 +46,11 @@ class BatchRunner {
 
   const std::vector<uint64_t>& last_op_ns() const { return last_op_ns_; }
   // The opcodes of the last call's ops, in order (tests check which ops formed).
-  const std::vector<uint32_t>& last_opcodes() const { return last_opcodes_; }
+  const std::vector<uint32_t>& last_opcodes() const { return opcodes_; }
   uint64_t calls() const { return calls_; }
   uint64_t restarts() const { return restarts_; }
+  // Nanoseconds the devices' thread 0 spent in multi-device fences, summed over devices and calls.
+  uint64_t fence_ns() const { return fence_ns_; }
   // Device time per op kind (with a host profile only).
   const OpProfile& op_profile() const { return ops_; }
 
@@ -58,16 +62,18 @@ class BatchRunner {
   Transport& transport_;
   bool restart_;
   HostProfile* host_;
+  Timeline* timeline_;
   std::unique_ptr<backend::Buffer> message_;
   uint64_t written_serial_ = 0;         // the kept batch whose ops and tensors message_ holds
   const void* written_at_ = nullptr;    // ... written into this buffer
-  std::vector<uint32_t> opcodes_;       // of the batch message_ holds (profile only)
+  uint32_t written_devices_ = 0;        // ... for this many devices (fences marked when > 1)
+  std::vector<uint32_t> opcodes_;       // of the batch message_ holds
   std::vector<uint64_t> last_op_ns_;
-  std::vector<uint32_t> last_opcodes_;
   ReplayLog replay_;
   OpProfile ops_;
   uint64_t calls_ = 0;
   uint64_t restarts_ = 0;
+  uint64_t fence_ns_ = 0;
 };
 
 // Monotonic nanoseconds (the profile's clock).

@@ -39,11 +39,17 @@ HtpBackend::HtpBackend(const HtpOptions& opts)
       preparer_(pool_, weights_) {
   if (opts_.target != "host" && opts_.transport != "process")
     fail("--htp-target %s runs the device as its own process: it needs --htp-transport process", opts_.target.c_str());
-  if (opts_.transport == "inproc") transport_ = make_inproc_transport(pool_, opts_);
+  if (opts_.n_devices < 1 || opts_.n_devices > HTP_MDEV_MAX)
+    fail("--htp-devices: %u is not between 1 and %u", opts_.n_devices, HTP_MDEV_MAX);
+  if (opts_.n_devices > 1 && opts_.transport != "inproc" && opts_.transport != "process")
+    fail("--htp-transport: '%s' is not a transport (inproc, process)", opts_.transport.c_str());
+  if (opts_.n_devices > 1) transport_ = make_group_transport(pool_, opts_, opts_.transport);
+  else if (opts_.transport == "inproc") transport_ = make_inproc_transport(pool_, opts_);
   else if (opts_.transport == "process") transport_ = make_process_transport(pool_, opts_);
   else fail("--htp-transport: '%s' is not a transport (inproc, process)", opts_.transport.c_str());
   if (opts_.profile || !opts_.profile_json.empty()) host_profile_ = std::make_unique<HostProfile>();
-  runner_ = std::make_unique<BatchRunner>(pool_, *transport_, opts_.restart, host_profile_.get());
+  if (!opts_.trace.empty()) timeline_ = std::make_unique<Timeline>(opts_.trace);
+  runner_ = std::make_unique<BatchRunner>(pool_, *transport_, opts_.restart, host_profile_.get(), timeline_.get());
 }
 
 HtpBackend::~HtpBackend() {
@@ -51,6 +57,10 @@ HtpBackend::~HtpBackend() {
   if (opts_.profile) {
     runner_->op_profile().print(stderr);
     host_profile_->print(stderr);
+    if (opts_.n_devices > 1 && runner_->calls() != 0)
+      std::fprintf(stderr, "HTP fences: %u devices, %.1f us per call waiting in fences (thread 0, mean over devices), %llu calls\n",
+                   opts_.n_devices, static_cast<double>(runner_->fence_ns()) / 1e3 / opts_.n_devices / runner_->calls(),
+                   static_cast<unsigned long long>(runner_->calls()));
   }
   if (!opts_.profile_json.empty()) {
     try {

@@ -29,6 +29,7 @@ struct HtpOptions : SessionOptions {
   // closes; with profile_json also written there as JSON.
   bool profile = false;
   std::string profile_json;
+  std::string trace;  // a Perfetto timeline (Chrome trace-event JSON) of every call to this file
   bool graph_cache = true;  // reuse the prepared batches of a graph seen before
   std::string fuse = "all";  // fusions the prepare stage may form (fusion.h)
   bool reorder = true;       // pull matmuls on one activation together so fusions form (plan_order)
@@ -78,6 +79,7 @@ class HtpBackend final : public backend::Backend {
   DeviceWeights weights_;
   mutable OpPreparer preparer_;  // a cache: supports() is const but may fill it
   std::unique_ptr<HostProfile> host_profile_;  // with opts_.profile only
+  std::unique_ptr<Timeline> timeline_;         // with opts_.trace only
   std::unique_ptr<BatchRunner> runner_;
   GraphCache graphs_;
   uint64_t graphs_generation_ = ~0ull;  // pool generation the cached graphs were prepared in

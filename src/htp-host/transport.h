@@ -27,6 +27,10 @@ struct SessionOptions {
   std::string device_path;  // the hexllm-htp binary; empty: found by device_command
   std::string target = "host";  // "host": the x86 device; "hexagon": the Hexagon one under qemu-hexagon
   double timeout_s = 10.0;  // no op finished for this long during a call: the device hung (0: never)
+  // Device sessions sharing the pool (each with n_threads workers); a group's transport sets
+  // each member's place in it.
+  uint32_t n_devices = 1;
+  uint32_t mdev_idx = 0;
 
   // The one set of session defaults, for a target: the hexagon target's emulated 32-bit guest
   // has ~3 GiB of address space (a 1 GiB window), and one large op under emulation can take
@@ -68,6 +72,13 @@ class Transport {
   // The device process, 0 when the session runs in this process.
   virtual int device_pid() const { return 0; }
   virtual const Window& window() const = 0;
+  // Device sessions behind this transport; each writes its own response (and trace areas) of
+  // the one message (htp_batch.h). member(d) is device d's own transport.
+  virtual uint32_t n_devices() const { return 1; }
+  virtual const Transport& member(uint32_t d) const {
+    (void)d;
+    return *this;
+  }
 };
 
 // Device threads in this process; the caller is worker 0 of the session.
@@ -76,6 +87,10 @@ std::unique_ptr<Transport> make_inproc_transport(const Pool& pool, const Session
 // A hexllm-htp process per session. Its control block lives in the pool's message region,
 // so batch messages must too. Throws hexllm::Error when the device cannot start.
 std::unique_ptr<Transport> make_process_transport(Pool& pool, const SessionOptions& opts);
+
+// opts.n_devices (2..HTP_MDEV_MAX) sessions of `kind` ("inproc" or "process") over the one pool,
+// called together with the same message; a fence region in the pool's message region joins them.
+std::unique_ptr<Transport> make_group_transport(Pool& pool, const SessionOptions& opts, const std::string& kind);
 
 // The hexllm-htp binary: `hint` when not empty, else $HEXLLM_HTP_DEVICE, else next to the
 // running executable, else where this build put it. Throws naming the places tried.

@@ -1,6 +1,8 @@
 // The in-process transport: the device session runs on the caller's thread (worker 0) and its
 // helper threads. Its window is the session's bank table, kept by the same plan as the device
 // process (window.h), so both transports map, slide and refuse alike.
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "base/error.h"
@@ -20,6 +22,14 @@ class InprocTransport final : public Transport {
     c.dma_mode = opts.dma_mode;
     c.window_size = opts.window_bytes;
     if (opts.max_tensors != 0) c.max_tensors = opts.max_tensors;
+    c.mdev_idx = opts.mdev_idx;
+    c.mdev_count = opts.n_devices;
+    // Test hook: HEXLLM_HTP_TEST_FAIL="device:op" makes that device fail that op of every batch.
+    if (const char* f = std::getenv("HEXLLM_HTP_TEST_FAIL")) {
+      unsigned dev = 0, op = 0;
+      if (std::sscanf(f, "%u:%u", &dev, &op) != 2) fail("HEXLLM_HTP_TEST_FAIL: '%s' is not device:op", f);
+      if (dev == opts.mdev_idx) c.fail_op = op;
+    }
     const htp_status st = htp::htp_session_open(&c, &session_);
     if (st != HTP_OK)
       fail("HTP session could not open (%u threads, VTCM %u bytes, DMA mode %u): %s", opts.n_threads, opts.vtcm_bytes,

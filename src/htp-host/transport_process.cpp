@@ -54,12 +54,14 @@ std::string describe_wait_status(int status) {
 }
 
 // The response area of a batch message when its header places it in bounds.
-htp_response* response_of(uint8_t* msg, size_t bytes) {
+// Device `device` of a group writes the response at its own place.
+htp_response* response_of(uint8_t* msg, size_t bytes, uint32_t device) {
   htp_batch_header h;
   if (bytes < sizeof h) return nullptr;
   std::memcpy(&h, msg, sizeof h);
-  if (h.response_offset % 8 != 0 || h.response_offset > bytes - sizeof(htp_response)) return nullptr;
-  return reinterpret_cast<htp_response*>(msg + h.response_offset);
+  const uint64_t at = h.response_offset + static_cast<uint64_t>(device) * h.response_stride;
+  if (at % 8 != 0 || bytes < sizeof(htp_response) || at > bytes - sizeof(htp_response)) return nullptr;
+  return reinterpret_cast<htp_response*>(msg + at);
 }
 
 class ProcessTransport final : public Transport {
@@ -192,6 +194,8 @@ void ProcessTransport::handshake() {
   hello.window_size = opts_.window_bytes;
   hello.control_bank = control_bank_;
   hello.control_offset = control_offset_;
+  hello.mdev_idx = opts_.mdev_idx;
+  hello.mdev_count = opts_.n_devices;
   if (::send(sock_, &hello, sizeof hello, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof hello))
     fail("HTP %s: cannot send the handshake: %s", session().c_str(), std::strerror(errno));
   // Every live bank, the control block's among them, before the device replies.
@@ -278,7 +282,7 @@ htp_status ProcessTransport::call(void* message, size_t bytes) {
   for (size_t i = 0; i < steps_.size(); ++i) ctl_->steps[i] = {steps_[i].bank, steps_[i].map};
   // The response's seq shows that the batch started, its op counter progress and the op in
   // flight; both are cleared so that a stale response cannot pass for this call's.
-  if (htp_response* rsp = response_of(msg, bytes)) {
+  if (htp_response* rsp = response_of(msg, bytes, opts_.mdev_idx)) {
     __atomic_store_n(&rsp->seq, uint64_t{0}, __ATOMIC_RELAXED);
     __atomic_store_n(&rsp->n_ops_done, 0u, __ATOMIC_RELAXED);
   }
@@ -295,7 +299,7 @@ htp_status ProcessTransport::wait_done(uint32_t seq, uint8_t* msg, size_t bytes)
   while (!finished() && now_ns() - start < kSpin) {
   }
 
-  const htp_response* rsp = response_of(msg, bytes);
+  const htp_response* rsp = response_of(msg, bytes, opts_.mdev_idx);
   uint64_t seq_want = 0;
   if (rsp != nullptr) std::memcpy(&seq_want, msg + offsetof(htp_batch_header, seq), sizeof seq_want);
   auto op_in_flight = [&] {

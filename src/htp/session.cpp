@@ -29,6 +29,8 @@ htp_session_config htp_session_config_default() {
   c.max_tensors = HTP_DEFAULT_MAX_TENSORS;
   c.spin_ns = 100000;
   c.stack_bytes = 256u << 10;
+  c.mdev_count = 1;
+  c.fail_op = HTP_NO_INDEX;
   return c;
 }
 
@@ -36,7 +38,8 @@ htp_status htp_session_open(const htp_session_config* config, htp_session** out)
   *out = nullptr;
   const htp_session_config& c = *config;
   if (c.n_threads == 0 || c.n_threads > HTP_MAX_THREADS || c.dma_mode >= HTP_DMA_MODE_COUNT ||
-      c.max_tensors == 0 || c.max_tensors > HTP_MAX_TENSORS || c.n_banks > HTP_MAX_BANKS)
+      c.max_tensors == 0 || c.max_tensors > HTP_MAX_TENSORS || c.n_banks > HTP_MAX_BANKS || c.mdev_count == 0 ||
+      c.mdev_count > HTP_MDEV_MAX || c.mdev_idx >= c.mdev_count)
     return HTP_ERR_INVALID_PARAMS;
   uint64_t mapped = 0;
   for (uint32_t b = 0; b < c.n_banks; ++b) {
@@ -49,6 +52,7 @@ htp_status htp_session_open(const htp_session_config* config, htp_session** out)
   if (s == nullptr) return HTP_ERR_INTERNAL;
   s->config = c;
   s->mapped_bytes = mapped;
+  s->mdev = htp_mdev_make(c.mdev_idx, c.mdev_count);
   htp_status st = vtcm_open(&s->vtcm, c.vtcm_size);
   if (st == HTP_OK) {
     s->tensors = (tensor_ref*)platform_mem_map(tensors_bytes(c.max_tensors), 64);

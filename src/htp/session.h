@@ -27,7 +27,9 @@ struct htp_session_config {
   uint32_t spin_ns;      // how long idle workers and copiers poll before sleeping
   uint32_t stack_bytes;  // per helper / copier thread
   uint32_t n_banks;
-  uint32_t pad;
+  uint32_t mdev_idx;     // this device's index in its group
+  uint32_t mdev_count;   // devices in the group, 1..HTP_MDEV_MAX (1: a single device)
+  uint32_t fail_op;      // fault injection for tests: op index that fails with HTP_ERR_INTERNAL (HTP_NO_INDEX: none)
   htp_bank banks[HTP_MAX_BANKS];
 };
 

@@ -17,6 +17,7 @@ struct htp_session {
   tensor_ref* tensors;        // [config.max_tensors], rebuilt per batch
   uint32_t n_dma;             // dma queues initialized (for teardown)
   uint32_t pad;
+  htp_mdev mdev;              // this device in its group (count 1: alone)
   htp_op_desc op;             // the op being run, copied out of the message
   trace_buf trace[HTP_MAX_THREADS];
   dma_queue dma[HTP_MAX_THREADS];

@@ -69,14 +69,20 @@ TEST(HtpAbi, StatusAndOpcodeNamesAreComplete) {
 }
 
 TEST(HtpAbi, MessageLayoutHandComputed) {
-  // header 56 | 2 tensors x 48 | 1 op x 224 | response 104 + 1 x 8 | 2 threads x 4 records x 8
+  // header 80 | 2 tensors x 48 | 1 op x 224 | response 120 + 1 x 8 | 2 threads x 4 records x 8
   htp_message_layout l{};
   ASSERT_TRUE(htp_message_layout_build(2, 1, 2, 4, &l));
-  EXPECT_EQ(l.tensors_offset, 56u);
-  EXPECT_EQ(l.ops_offset, 152u);
-  EXPECT_EQ(l.response_offset, 376u);
-  EXPECT_EQ(l.trace_offset, 488u);
-  EXPECT_EQ(l.message_size, 552u);
+  EXPECT_EQ(l.tensors_offset, 80u);
+  EXPECT_EQ(l.ops_offset, 176u);
+  EXPECT_EQ(l.response_offset, 400u);
+  EXPECT_EQ(l.response_stride, 128u);
+  EXPECT_EQ(l.trace_offset, 528u);
+  EXPECT_EQ(l.trace_stride, 64u);
+  EXPECT_EQ(l.message_size, 592u);
+  // Two devices: a response and trace areas each.
+  ASSERT_TRUE(htp_message_layout_build(2, 1, 2, 4, &l, 2));
+  EXPECT_EQ(l.trace_offset, 400u + 2 * 128u);
+  EXPECT_EQ(l.message_size, 400u + 2 * 128u + 2 * 64u);
   EXPECT_FALSE(htp_message_layout_build(0xffff, 0x2000000, 0, 0, &l));  // 7 GB of ops
 }
 

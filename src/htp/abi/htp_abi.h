@@ -7,6 +7,8 @@
 #include "htp/abi/htp_limits.h"
 #include "htp/abi/htp_op.h"
 #include "htp/abi/htp_opcode.h"
+#include "htp/abi/htp_fence.h"
+#include "htp/abi/htp_partition.h"
 #include "htp/abi/htp_session_defaults.h"
 #include "htp/abi/htp_status.h"
 #include "htp/abi/htp_tensor.h"

@@ -9,7 +9,8 @@
 
 enum htp_op_flags : uint32_t {
   HTP_OPF_SKIP_COMPUTE = 1u << 0,  // validate and time the op but run no kernel (profiling)
-  HTP_OPF_ALL = 0x1,
+  HTP_OPF_FENCE = 1u << 1,         // multi-device: wait for every device to finish the ops before this one
+  HTP_OPF_ALL = 0x3,
 };
 
 struct htp_op_desc {

@@ -14,6 +14,7 @@ enum htp_status : uint32_t {
   HTP_ERR_BAD_BATCH,       // message header malformed (magic, sizes, offsets, counts)
   HTP_ERR_ABI_VERSION,     // host and device were built from different ABI versions
   HTP_ERR_INTERNAL,        // a device invariant broke (e.g. a DMA queue overflow)
+  HTP_ERR_PEER,            // multi-device: another device of the group failed; this one stopped with it
   HTP_STATUS_COUNT
 };
 
@@ -28,6 +29,7 @@ inline const char* htp_status_name(uint32_t status) {
     case HTP_ERR_BAD_BATCH: return "BAD_BATCH";
     case HTP_ERR_ABI_VERSION: return "ABI_VERSION";
     case HTP_ERR_INTERNAL: return "INTERNAL";
+    case HTP_ERR_PEER: return "PEER_FAILED";
     default: return "UNKNOWN_STATUS";
   }
 }

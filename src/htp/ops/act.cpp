@@ -17,7 +17,7 @@ struct act_job {
   float alpha, limit;        // SWIGLU_OAI
   const tensor_ref* src[2];  // gate, up tensors
   uint32_t col_offset[2];    // bytes into the row (the second half of a split row)
-  uint64_t n_rows;
+  htp_mdev_range rows;  // this device's flattened rows (all of them on a single device)
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -51,7 +51,7 @@ struct act_policy {
 void act_worker(unsigned n, unsigned i, void* data) {
   auto* j = (act_job*)data;
   act_policy pol{j};
-  const rw_range range = rw_worker_range(j->p.plan, j->p.chunks, j->n_rows, true, n, i);
+  const rw_range range = rw_worker_range(j->p.plan, j->p.chunks, j->rows, true, n, i);
   j->status[i] = rw_stream(j->ctx, j->p.plan, range, 1, pol, i) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
@@ -88,7 +88,8 @@ htp_status op_act(htp_op_ctx* ctx) {
   job.src[1] = swapped ? first : second;
   job.col_offset[0] = swapped ? second_offset : 0;
   job.col_offset[1] = swapped ? 0 : second_offset;
-  job.n_rows = n_rows;
+  job.rows = op_device_rows(ctx, (uint32_t)n_rows, td.ne[0] * 4);
+  if (job.rows.count == 0) return HTP_OK;
   return run_workers(ctx, act_worker, &job, job.status, job.p.plan.n_threads);
 }
 

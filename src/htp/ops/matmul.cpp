@@ -185,7 +185,7 @@ struct unit_iter {
   // Dynamic split: the next group from the shared counter (one segment, n_kc == 1).
   void claim(mm_job& j) {
     tile = atomic_fetch_add(&j.next_tile, j.p.cfg.group_tiles);
-    valid = tile < j.s.n_tiles;
+    valid = tile < j.tile_end;
   }
 };
 
@@ -276,8 +276,9 @@ void mm_worker(unsigned n, unsigned w, void* data) {
   // MUL_MAT_ID's dst rows are scattered, so always staged; a fused part's VTCM rows are not.
   const bool scatter = j->s.opcode == HTP_OP_MUL_MAT_ID && j->local == nullptr;
   const bool dyn = j->dynamic;
-  const uint32_t t_begin = dyn ? 0 : (uint32_t)((uint64_t)j->s.n_tiles * w / n);
-  const uint32_t t_end = dyn ? j->s.n_tiles : (uint32_t)((uint64_t)j->s.n_tiles * (w + 1) / n);
+  const htp_mdev_range part = htp_worker_part({j->tile0, j->tile_end - j->tile0}, w, n);
+  const uint32_t t_begin = dyn ? j->tile0 : part.start;
+  const uint32_t t_end = dyn ? j->tile_end : part.start + part.count;
   j->status[w] = HTP_OK;
   if (t_begin == t_end) return;
 
@@ -448,7 +449,7 @@ void mm_job_chunk(mm_job* j, uint32_t c0) {
   j->chunk_end = c0 + htp_min(j->p.cfg.act_rows, j->s.rows - c0);
   j->dynamic = j->s.opcode == HTP_OP_MUL_MAT && j->n_kc == 1 && j->p.cfg.n_threads > 1 &&
                c0 / j->s.seg_rows == (j->chunk_end - 1) / j->s.seg_rows;
-  j->next_tile = 0;
+  j->next_tile = j->tile0;
 }
 
 htp_status op_matmul(htp_op_ctx* ctx) {
@@ -473,6 +474,14 @@ htp_status op_matmul(htp_op_ctx* ctx) {
   if (is_id) {
     st = mm_route_ids(&job);
     if (st != HTP_OK) return st;
+  }
+  // Devices split the output columns in tiles of whole 128-byte lines of every dst row.
+  if (ctx->mdev.count > 1) {
+    const htp_mdev_range tiles =
+        htp_mdev_partition(s.n_tiles, htp_mdev_cols_per_chunk(ctx->dst->t, kHtpTileRows), ctx->mdev);
+    if (tiles.count == 0) return HTP_OK;
+    job.tile0 = tiles.start;
+    job.tile_end = tiles.start + tiles.count;
   }
   for (uint32_t c0 = 0; c0 < s.rows; c0 += p.cfg.act_rows) {
     mm_job_chunk(&job, c0);

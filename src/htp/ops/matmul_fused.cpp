@@ -76,6 +76,8 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
   htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
   htp_status st = htp_mmf_params_check(p, opcode, ctx->op->params, t, ctx->n_threads, ctx->vtcm_size, shapes);
   if (st != HTP_OK) return st;
+  // Several outputs that each would split differently: device 0 runs a fused op alone.
+  if (ctx->mdev.count > 1 && ctx->mdev.idx != 0) return HTP_OK;
   const uint32_t n_parts = p.n_parts, glu = p.glu;
 
   mm_job jobs[HTP_MMF_MAX_PARTS];

@@ -44,6 +44,7 @@ struct mm_job {
   // the other takes fewer units and both finish together.
   bool dynamic;
   uint32_t next_tile;
+  uint32_t tile0, tile_end;  // this device's row tiles (output columns): all of them on one device
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -110,6 +111,8 @@ inline void mm_job_init(mm_job* j, const htp_op_ctx* ctx, const htp_mm_shape& s,
   j->act = ctx->vtcm_base;
   j->offs = nullptr;
   j->pairs = nullptr;
+  j->tile0 = 0;
+  j->tile_end = s.n_tiles;
 }
 // Sets the chunk [c0, c0 + act_rows) for the next runs.
 void mm_job_chunk(mm_job* j, uint32_t c0);

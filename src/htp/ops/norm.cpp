@@ -19,7 +19,7 @@ struct norm_job {
   const vmath_ops* vm;
   uint32_t opcode;
   float eps;
-  uint64_t n_rows;
+  htp_mdev_range rows;  // this device's flattened rows (all of them on a single device)
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -109,7 +109,7 @@ void norm_worker(unsigned n, unsigned i, void* data) {
   const htp_rw_plan& plan = j->p.plan;
   norm_policy pol{j, nullptr, 0, 0, 0, 0, {0, 0}};
   bool ok = true;
-  const rw_range range = rw_worker_range(plan, plan.ne1, j->n_rows, false, n, i);
+  const rw_range range = rw_worker_range(plan, plan.ne1, j->rows, false, n, i);
   if (range.units > 0 && plan.layout.row_offset != 0) {  // the weight row, once per worker
     uint8_t* vtcm = ctx->vtcm_base + (uint64_t)i * plan.layout.thread_bytes + plan.layout.row_offset;
     pol.w = (const float*)rw_preload(&ctx->dma[i], vtcm, ctx->src[1]->data, ctx->dst->t.ne[0] * 4, &ok);
@@ -140,7 +140,8 @@ htp_status op_norm(htp_op_ctx* ctx) {
   job.vm = &vmath_select();
   job.opcode = opcode;
   job.eps = rw_param_f(*ctx->op, 0);
-  job.n_rows = n_rows;
+  job.rows = op_device_rows(ctx, (uint32_t)n_rows, td.ne[0] * 4);
+  if (job.rows.count == 0) return HTP_OK;
   return run_workers(ctx, norm_worker, &job, job.status, job.p.plan.n_threads);
 }
 

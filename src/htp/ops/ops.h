@@ -33,7 +33,18 @@ struct htp_op_ctx {
   uint8_t* vtcm_base;  // the session arena; place buffers with the abi layout builders
   uint32_t vtcm_size;
   uint32_t pad;
+  htp_mdev mdev;       // this device in its group; count 1: the op runs whole here
 };
+
+// The flattened rows [start, start + count) of an op's destination this device computes, each
+// row `row_bytes` long: all of them on a single device; otherwise a share in whole 128-byte
+// lines, or everything on device 0 when the destination cannot be split (htp_partition.h).
+inline htp_mdev_range op_device_rows(const htp_op_ctx* ctx, uint32_t n_rows, uint32_t row_bytes) {
+  htp_mdev_range r{0, n_rows};
+  if (ctx->mdev.count > 1)
+    r = htp_mdev_partition(n_rows, htp_mdev_rows_per_chunk(ctx->dst->t, row_bytes), ctx->mdev);
+  return r;
+}
 
 // Runs `fn(n, w, job)` on n workers of the session's queue and returns the first failure among
 // the workers' statuses (each worker reports into status[w]; all are reset to HTP_OK first).

@@ -39,11 +39,13 @@ struct rw_range {
   uint64_t units;       // elementwise: tiles; otherwise rows
 };
 
-// Unit range of worker i of n (rows, or tiles row * n_chunks + chunk when elementwise).
-inline rw_range rw_worker_range(const htp_rw_plan& p, const htp_divisor& chunks, uint64_t n_rows,
+// Unit range of worker i of n (rows, or tiles row * n_chunks + chunk when elementwise) within
+// the device's rows (op_device_rows; all rows on a single device).
+inline rw_range rw_worker_range(const htp_rw_plan& p, const htp_divisor& chunks, htp_mdev_range rows,
                                 bool elementwise, uint32_t n, uint32_t i) {
-  const uint64_t total = htp_rw_units(p, n_rows, elementwise);
-  const uint64_t begin = total * i / n, end = total * (i + 1) / n;
+  const uint64_t total = htp_rw_units(p, rows.count, elementwise);
+  const uint64_t first = htp_rw_units(p, rows.start, elementwise);
+  const uint64_t begin = first + total * i / n, end = first + total * (i + 1) / n;
   rw_range r{(uint32_t)begin, 0, end - begin};
   if (elementwise && p.n_chunks > 1) {
     r.row = htp_fastdiv((uint32_t)begin, chunks);

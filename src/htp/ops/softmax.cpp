@@ -20,7 +20,7 @@ struct softmax_job {
   float scale, max_bias;
   uint32_t n_head_log2;
   uint32_t mask_elem;  // 4 (F32), 2 (F16) or 0 (no mask)
-  uint64_t n_rows;
+  htp_mdev_range rows;  // this device's flattened rows (all of them on a single device)
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -121,7 +121,7 @@ void softmax_worker(unsigned n, unsigned i, void* data) {
   const htp_rw_plan& plan = j->p.plan;
   softmax_policy pol{j, nullptr, 0.0f, 0.0f};
   bool ok = true;
-  const rw_range range = rw_worker_range(plan, plan.ne1, j->n_rows, false, n, i);
+  const rw_range range = rw_worker_range(plan, plan.ne1, j->rows, false, n, i);
   if (range.units > 0 && ctx->src[2] != nullptr) {  // the sinks, once per worker
     uint8_t* vtcm =
         ctx->vtcm_base + (uint64_t)i * plan.layout.thread_bytes + HTP_RW_SLOTS * plan.layout.slot_bytes;
@@ -156,7 +156,8 @@ htp_status op_softmax(htp_op_ctx* ctx) {
   job.max_bias = rw_param_f(*ctx->op, 1);
   job.n_head_log2 = htp_softmax_n_head_log2(td.ne[2]);
   job.mask_elem = mask != nullptr ? htp_type_geometry(mask->type).type_size : 0;
-  job.n_rows = n_rows;
+  job.rows = op_device_rows(ctx, (uint32_t)n_rows, td.ne[0] * 4);
+  if (job.rows.count == 0) return HTP_OK;
   return run_workers(ctx, softmax_worker, &job, job.status, job.p.plan.n_threads);
 }
 

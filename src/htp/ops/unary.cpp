@@ -52,7 +52,7 @@ struct unary_job {
   const vmath_ops* vm;
   unary_fn fn;
   float a, b;  // SCALE s, bias / CLAMP min, max
-  uint64_t n_rows;
+  htp_mdev_range rows;  // this device's flattened rows (all of them on a single device)
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -78,7 +78,7 @@ struct unary_policy {
 void unary_worker(unsigned n, unsigned i, void* data) {
   auto* j = (unary_job*)data;
   unary_policy pol{j};
-  const rw_range range = rw_worker_range(j->p.plan, j->p.chunks, j->n_rows, true, n, i);
+  const rw_range range = rw_worker_range(j->p.plan, j->p.chunks, j->rows, true, n, i);
   j->status[i] = rw_stream(j->ctx, j->p.plan, range, 1, pol, i) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
@@ -103,7 +103,8 @@ htp_status op_unary(htp_op_ctx* ctx) {
   job.fn = unary_for(opcode);
   job.a = rw_param_f(*ctx->op, 0);
   job.b = rw_param_f(*ctx->op, 1);
-  job.n_rows = n_rows;
+  job.rows = op_device_rows(ctx, (uint32_t)n_rows, td.ne[0] * 4);
+  if (job.rows.count == 0) return HTP_OK;
   return run_workers(ctx, unary_worker, &job, job.status, job.p.plan.n_threads);
 }
 

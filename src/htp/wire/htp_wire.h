@@ -16,7 +16,7 @@
 namespace hexllm::htp::wire {
 
 // Bumped whenever a struct or rule in this file changes (the ABI version covers src/htp/abi).
-inline constexpr uint32_t kWireVersion = 1;
+inline constexpr uint32_t kWireVersion = 2;  // 2: the device's place in its group
 inline constexpr uint32_t kHelloMagic = 0x4f4c4548;  // "HELO"
 inline constexpr uint32_t kReplyMagic = 0x594c5052;  // "RPLY"
 inline constexpr uint32_t kBanksMagic = 0x534b4e42;  // "BNKS"
@@ -33,8 +33,10 @@ struct Hello {
   uint64_t window_size;
   uint32_t control_bank;    // where the control block lives; the bank arrives in the first Banks
   uint32_t control_offset;  // 64-byte aligned
+  uint32_t mdev_idx;        // this device's index in its group
+  uint32_t mdev_count;      // devices in the group (1: alone)
 };
-static_assert(sizeof(Hello) == 40, "Hello layout");
+static_assert(sizeof(Hello) == 48, "Hello layout");
 
 // Device -> host, after the first Banks message (or at once when the versions differ).
 struct HelloReply {

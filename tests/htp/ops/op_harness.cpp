@@ -79,7 +79,7 @@ Guarded guarded(htp_host::HtpBackend& b, size_t bytes) {
 std::string DeviceConfig::label() const {
   static const char* kModes[] = {"async", "inline", "zero-copy"};
   return std::to_string(n_threads) + " threads, VTCM " + std::to_string(vtcm_bytes >> 10) + " KiB, DMA " +
-         kModes[dma_mode] + (fuse != "all" ? ", fuse " + fuse : "") + (reorder ? "" : ", no reorder") + (max_tensors != 0 ? ", " + std::to_string(max_tensors) + " tensors per batch" : "");
+         kModes[dma_mode] + (fuse != "all" ? ", fuse " + fuse : "") + (reorder ? "" : ", no reorder") + (n_devices > 1 ? ", " + std::to_string(n_devices) + " devices" : "") + (max_tensors != 0 ? ", " + std::to_string(max_tensors) + " tensors per batch" : "");
 }
 
 const std::string& op_target() {
@@ -102,8 +102,13 @@ std::string op_target_unavailable() {
 
 std::vector<DeviceConfig> standard_configs() {
   if (op_target() != "host") return {{1, 8u << 20, HTP_DMA_ZERO_COPY}, {2, 256u << 10, HTP_DMA_ASYNC}};
-  return {{1, 8u << 20, HTP_DMA_ZERO_COPY}, {2, 8u << 20, HTP_DMA_ASYNC}, {2, 256u << 10, HTP_DMA_INLINE},
-          {1, 256u << 10, HTP_DMA_ASYNC}};
+  std::vector<DeviceConfig> c = {{1, 8u << 20, HTP_DMA_ZERO_COPY},
+                                 {2, 8u << 20, HTP_DMA_ASYNC},
+                                 {2, 256u << 10, HTP_DMA_INLINE},
+                                 {1, 256u << 10, HTP_DMA_ASYNC}};
+  if (const char* d = std::getenv("HEXLLM_OP_DEVICES"))
+    for (DeviceConfig& x : c) x.n_devices = static_cast<uint32_t>(std::atoi(d));
+  return c;
 }
 
 OpTester::OpTester(uint64_t seed) : rng_(seed * 2654435761ull + 1) {}
@@ -237,6 +242,7 @@ OpResult OpTester::run(graph::Tensor* out, const DeviceConfig& config) {
   opts.max_tensors = config.max_tensors;
   opts.fuse = config.fuse;
   opts.reorder = config.reorder;
+  opts.n_devices = config.n_devices;
   const htp_host::HtpOptions host_opts = opts;
   if (op_target() != "host") {
     opts.transport = "process";

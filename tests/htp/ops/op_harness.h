@@ -31,12 +31,14 @@ struct DeviceConfig {
   uint32_t max_tensors = 0;  // the session's tensor table; 0: its default
   std::string fuse = "all";  // --htp-fuse
   bool reorder = true;       // --htp-reorder
+  uint32_t n_devices = 1;    // device sessions splitting every op (--htp-devices)
   std::string label() const;
 };
 
 // The configs every op case runs under: {1, 2} threads x {8 MiB, 256 KiB} VTCM, all three DMA
 // engines among them. Under emulation (HEXLLM_OP_TARGET=hexagon): 1 thread with 8 MiB and 2
 // threads with 256 KiB, which still covers both thread counts and the multi-chunk pipelines.
+// With HEXLLM_OP_DEVICES=N each config runs on N devices (the mdev ctests).
 std::vector<DeviceConfig> standard_configs();
 
 // "host" (in-process device, the default) or "hexagon" (HEXLLM_OP_TARGET).
