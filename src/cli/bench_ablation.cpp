@@ -1,6 +1,7 @@
 // `hexllm bench --ablate`: what each HTP prepare mechanism is worth. Every variant gets its own
-// engine (loaded once); the repetitions go round the variants, so that a machine's drift over
-// the run falls on all of them alike, and each ratio is taken within one round.
+// engine (loaded once); the repetitions go round the variants, each round starting one later,
+// so that a machine's drift over the run falls on all of them alike, and each ratio is taken
+// within one round. A second all-on engine shows how far two identical variants differ.
 #include <algorithm>
 #include <cstdio>
 
@@ -21,12 +22,14 @@ struct Variant {
 
 std::vector<Variant> variants() {
   const std::vector<std::string> fusions = htp_fusion_names();
-  std::vector<Variant> v(3);
+  std::vector<Variant> v(4);
   v[0].name = "all on";
+  v[3].name = "all on (control)";  // a second engine alike: the table's noise floor
   v[1].name = "graph cache off";
   v[1].graph_cache = "off";
   v[2].name = "reorder off";
   v[2].reorder = "off";
+  std::swap(v[1], v[3]);  // the control right after all on
   for (const std::string& off : fusions) {
     std::string rest;
     for (const std::string& f : fusions)
@@ -79,8 +82,10 @@ int bench_ablation(const BenchOptions& o) {
     const double fpt = flops_per_token(m), bpt = bytes_per_token(m);
     const std::string description = m.description();
     std::vector<Samples> s(vs.size());
+    // Each round starts one variant later, so that no variant always runs first.
     for (int r = 0; r < o.reps; ++r)
-      for (size_t i = 0; i < vs.size(); ++i) {
+      for (size_t k = 0; k < vs.size(); ++k) {
+        const size_t i = (k + static_cast<size_t>(r)) % vs.size();
         if (o.n_prompt > 0) s[i].pp.push_back(bench_pp(*engines[i], prompt));
         if (o.n_gen > 0) s[i].tg.push_back(bench_tg(*engines[i], o.n_gen));
       }

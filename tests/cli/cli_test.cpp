@@ -110,7 +110,7 @@ TEST(Cli, HtpProfileCountsEveryMatmulOfTheRun) {
 TEST(Cli, BenchAblationTablesEveryVariant) {
   const CliResult r = run("bench -m '" + tiny_model() + "' -p 16 -n 4 -r 2 -t 1 --ablate --no-roofline");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* row : {"| all on ", "| graph cache off ", "| reorder off ", "| fuse: no rms_norm_mul ", "| fuse: no qkv ", "| all off "})
+  for (const char* row : {"| all on ", "| all on (control) ", "| graph cache off ", "| reorder off ", "| fuse: no rms_norm_mul ", "| fuse: no qkv ", "| all off "})
     EXPECT_NE(r.out.find(row), std::string::npos) << row << " missing:\n" << r.out;
   EXPECT_NE(r.out.find("|  1.000 |"), std::string::npos) << r.out;
   expect_error(run("bench -m '" + tiny_model() + "' -p 16 -n 4 --ablate --device ref"), "--ablate");
