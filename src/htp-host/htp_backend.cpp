@@ -17,6 +17,14 @@ Region region_of(backend::MemoryKind kind) {
   return Region::Compute;
 }
 
+// A fused matmul has several outputs that would each split differently, so it runs on device 0
+// alone: with several devices the unfused matmuls, which every device shares, are faster.
+FuseOptions fusions_for(const HtpOptions& o) {
+  FuseOptions f = FuseOptions::parse(o.fuse);
+  if (o.n_devices > 1) f.mul_mat_add = f.qkv = f.ffn = f.moe_ffn = false;
+  return f;
+}
+
 HtpOptions clamped(HtpOptions o) {
   o.n_threads = std::clamp<uint32_t>(o.n_threads, 1, HTP_MAX_THREADS);
   return o;
@@ -33,7 +41,7 @@ uint32_t parse_dma_mode(const std::string& text) {
 
 HtpBackend::HtpBackend(const HtpOptions& opts)
     : opts_(clamped(opts)),
-      fuse_(FuseOptions::parse(opts.fuse)),
+      fuse_(fusions_for(opts)),
       pool_(window_bank_sizes(opts.window_bytes)),
       weights_(pool_, opts.window_bytes, opts.repack),
       preparer_(pool_, weights_) {
