@@ -47,7 +47,7 @@ done
 
 for tool in "$objdump" python3; do
   if ! command -v "$tool" >/dev/null; then
-    echo "inspect-hexagon: $tool not found (scripts/setup.sh installs llvm-19)" >&2
+    echo "inspect-hexagon: $tool not found (scripts/setup.sh installs it: llvm-19, python3)" >&2
     exit 1
   fi
 done

@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config xz-utils
   libcli11-dev nlohmann-json3-dev libcpp-httplib-dev libpcre2-dev
   libgtest-dev libbenchmark-dev
-  clang-19 lld-19 llvm-19 libclang-rt-19-dev qemu-user
+  clang-19 lld-19 llvm-19 libclang-rt-19-dev qemu-user python3
 )
 
 missing=()
