@@ -1,7 +1,6 @@
 #include "htp-host/batch_runner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -16,11 +15,6 @@ BatchRunner::BatchRunner(Pool& pool, Transport& transport, bool restart, HostPro
     : pool_(pool), transport_(transport), restart_(restart), host_(host), timeline_(timeline) {
   // Up front, so that the window's pinned bytes stay put while batches are cut.
   message_ = pool_.allocate(Region::Messages, window_bank_sizes(transport.window().bytes()).messages / 2);
-}
-
-uint64_t now_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
 bool BatchRunner::has_room_for(const BatchBuilder& batch, const PreparedOp& p) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "base/clock.h"
 #include "graph/tensor.h"
 #include "htp-host/batch_builder.h"
 #include "htp-host/host_profile.h"
@@ -75,8 +76,5 @@ class BatchRunner {
   uint64_t restarts_ = 0;
   uint64_t fence_ns_ = 0;
 };
-
-// Monotonic nanoseconds (the profile's clock).
-uint64_t now_ns();
 
 }  // namespace hexllm::htp_host

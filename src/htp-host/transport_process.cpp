@@ -14,11 +14,11 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "htp-host/transport.h"
 #include "htp-host/transport_wire.h"
@@ -29,7 +29,6 @@ namespace hexllm::htp_host {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // How long the host waits in the futex before it looks at the device process again: the
 // bound on how late a death is noticed.
@@ -42,10 +41,6 @@ constexpr int kHandshakeMs = 20'000;                    // a device that does no
 constexpr int kExitMs = 2'000;                          // grace for a clean exit before SIGKILL
 
 std::atomic<uint32_t> g_sessions{0};
-
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
-}
 
 std::string describe_wait_status(int status) {
   if (WIFSIGNALED(status)) return strprintf("killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));

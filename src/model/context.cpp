@@ -1,9 +1,9 @@
 #include "model/context.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fp16.h"
 #include "model/graph_builder.h"
@@ -28,11 +28,6 @@ void fill_mask(graph::Tensor* mask, int64_t pos0, int64_t window) {
       row[j] = visible ? kF16Zero : kF16NegInf;
     }
   }
-}
-
-uint64_t now_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
 }  // namespace
