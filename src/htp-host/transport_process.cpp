@@ -29,7 +29,6 @@ namespace hexllm::htp_host {
 
 namespace {
 
-
 // How long the host waits in the futex before it looks at the device process again: the
 // bound on how late a death is noticed.
 constexpr uint64_t kWaitSlice = 20'000'000;  // ns
