@@ -87,14 +87,16 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
   // is the first whose status is its own (not HTP_ERR_PEER, which only follows another's).
   htp_response rsp{};
   uint32_t failed_dev = 0;
-  std::vector<uint64_t> dev_ns(batch.n_ops());
   last_op_ns_.assign(batch.n_ops(), 0);
   for (uint32_t d = 0; d < n_dev; ++d) {
     const uint64_t at = layout.response_offset + static_cast<uint64_t>(d) * layout.response_stride;
     htp_response r{};
     std::memcpy(&r, msg + at, sizeof r);
-    std::memcpy(dev_ns.data(), msg + at + sizeof(htp_response), dev_ns.size() * sizeof(uint64_t));
-    for (size_t i = 0; i < dev_ns.size(); ++i) last_op_ns_[i] = std::max(last_op_ns_[i], dev_ns[i]);
+    for (size_t i = 0; i < last_op_ns_.size(); ++i) {
+      uint64_t ns;
+      std::memcpy(&ns, msg + at + sizeof(htp_response) + i * sizeof(uint64_t), sizeof ns);
+      last_op_ns_[i] = std::max(last_op_ns_[i], ns);
+    }
     if (d == 0 || (r.status != HTP_OK && r.status != HTP_ERR_PEER && (rsp.status == HTP_OK || rsp.status == HTP_ERR_PEER))) {
       const uint64_t total = std::max(rsp.total_ns, r.total_ns);
       rsp = r;
