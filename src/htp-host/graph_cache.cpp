@@ -80,24 +80,15 @@ GraphDigest GraphCache::digest_of(const graph::Graph& graph) {
 
 GraphDigest GraphCache::digest_of(const std::vector<uint64_t>& key) {
   WordDigest d;
-  for (size_t at = 0; at + kTensorWords <= key.size(); at += kTensorWords)
-    d.add_block(key.data() + at, counted_words(key[at]));
+  size_t at = 0;
+  for (; at + kTensorWords <= key.size(); at += kTensorWords) d.add_block(key.data() + at, counted_words(key[at]));
+  if (at < key.size()) d.add_block(key.data() + at, key.size() - at);  // not a graph's key: hashed whole
   return d.finish();
 }
 
-// Four independent multiply-rotate lanes: only the bucket depends on it, equality is exact.
+// Only the bucket depends on it; equality of keys is exact.
 size_t GraphCache::KeyHash::operator()(const std::vector<uint64_t>& k) const {
-  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
-  uint64_t h[4] = {1, 2, 3, 4};
-  size_t i = 0;
-  for (; i + 4 <= k.size(); i += 4)
-    for (int l = 0; l < 4; ++l) {
-      const uint64_t x = (h[l] + k[i + l]) * kMul;
-      h[l] = x << 27 | x >> 37;
-    }
-  for (; i < k.size(); ++i) h[0] = (h[0] ^ k[i]) * kMul;
-  uint64_t r = h[0] ^ (h[1] * kMul) ^ (h[2] * kMul * kMul) ^ (h[3] + k.size());
-  return static_cast<size_t>(r ^ (r >> 31));
+  return static_cast<size_t>(digest_of(k)[0]);
 }
 
 const PreparedGraph* GraphCache::lookup(const graph::Graph& graph) {
