@@ -113,18 +113,28 @@ TEST(GraphCache, KeyFollowsParamsShapesAndLocations) {
   EXPECT_NE(key(s), k0);
 }
 
-// The entry found last is tried first, compared field by field: any change makes it a miss.
-TEST(GraphCache, TheLastEntryFoundIsComparedInFull) {
+// Two bound F32 leaves [8, 4] and a buffer for the nodes built on them.
+struct TwoLeaves {
   graph::Context ctx;
-  graph::Tensor* a = ctx.new_tensor(Type::F32, {8, 4});
-  graph::Tensor* b = ctx.new_tensor(Type::F32, {8, 4});
-  std::vector<float> da(32), db(32), out(32);
-  a->data = da.data();
-  b->data = db.data();
+  std::vector<float> da = std::vector<float>(32), db = std::vector<float>(32), out = std::vector<float>(32);
+  graph::Tensor* a = bound(da);
+  graph::Tensor* b = bound(db);
+  graph::Tensor* bound(std::vector<float>& data) {
+    graph::Tensor* t = ctx.new_tensor(Type::F32, {8, 4});
+    t->data = data.data();
+    return t;
+  }
+};
+
+// The entry found last is tried first, by its digest: any change to the graph makes it a miss.
+TEST(GraphCache, TheLastEntryFoundIsComparedInFull) {
+  TwoLeaves l;
+  graph::Context& ctx = l.ctx;
+  graph::Tensor *a = l.a, *b = l.b;
   graph::Tensor* s = graph::scale(ctx, graph::add(ctx, a, b), 2.0f);
   graph::Graph g;
   g.expand(s);
-  for (graph::Tensor* n : g.nodes()) n->data = out.data();
+  for (graph::Tensor* n : g.nodes()) n->data = l.out.data();
 
   htp_host::GraphCache cache;
   EXPECT_EQ(cache.lookup(g), nullptr);
@@ -149,12 +159,9 @@ TEST(GraphCache, TheLastEntryFoundIsComparedInFull) {
 // The digest read from a graph equals the digest of its key, and moves with any change to it,
 // including the order of two nodes (the lanes are scrambled between tensors).
 TEST(GraphCache, DigestOfAGraphIsTheDigestOfItsKey) {
-  graph::Context ctx;
-  graph::Tensor* a = ctx.new_tensor(Type::F32, {8, 4});
-  graph::Tensor* b = ctx.new_tensor(Type::F32, {8, 4});
-  std::vector<float> da(32), db(32), out(32);
-  a->data = da.data();
-  b->data = db.data();
+  TwoLeaves l;
+  graph::Context& ctx = l.ctx;
+  graph::Tensor *a = l.a, *b = l.b;
   b->flags |= graph::kFlagWeight;
   graph::Tensor* x = graph::scale(ctx, a, 2.0f);
   graph::Tensor* y = graph::scale(ctx, b, 2.0f);
@@ -162,7 +169,7 @@ TEST(GraphCache, DigestOfAGraphIsTheDigestOfItsKey) {
     graph::Graph g;
     g.expand(first);
     g.expand(second);
-    for (graph::Tensor* n : g.nodes()) n->data = out.data();
+    for (graph::Tensor* n : g.nodes()) n->data = l.out.data();
     std::vector<uint64_t> k;
     htp_host::GraphCache::key_of(g, &k);
     const htp_host::GraphDigest from_graph = htp_host::GraphCache::digest_of(g);
