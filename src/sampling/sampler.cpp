@@ -19,21 +19,30 @@ void validate(const SamplerParams& p) {
   if (p.repeat_last_n < 0) fail("--repeat-last-n must be >= 0 (got %d)", p.repeat_last_n);
 }
 
+namespace {
+
+// The first index in [from, end) whose value may pass `> floor` (kStrict) or `>= floor`; whole
+// blocks that cannot are passed over by a branch-free test that vectorizes. `end` when none can
+// (NaN never passes).
+template <bool kStrict>
+size_t skip_below(std::span<const float> v, size_t from, size_t end, float floor) {
+  constexpr size_t kBlock = 32;
+  size_t i = from;
+  while (i + kBlock <= end) {
+    int any = 0;
+    for (size_t j = 0; j < kBlock; ++j) any |= kStrict ? v[i + j] > floor : v[i + j] >= floor;
+    if (any != 0) break;
+    i += kBlock;
+  }
+  return i;
+}
+
+}  // namespace
+
 int32_t argmax(std::span<const float> values) {
   size_t best = 0;
-  for (size_t i = 1; i < values.size(); ++i) {
-    // Blocks with nothing above the best so far are passed over by a test that vectorizes.
-    constexpr size_t kBlock = 32;
-    const float top = values[best];
-    while (i + kBlock <= values.size()) {
-      int any = 0;
-      for (size_t j = 0; j < kBlock; ++j) any |= values[i + j] > top;
-      if (any != 0) break;
-      i += kBlock;
-    }
-    if (i == values.size()) break;
+  for (size_t i = 1; (i = skip_below<true>(values, i, values.size(), values[best])) < values.size(); ++i)
     if (values[i] > values[best]) best = i;
-  }
   return static_cast<int32_t>(best);
 }
 
@@ -107,18 +116,8 @@ int32_t Sampler::sample(std::span<const float> logits) {
   size_t id = 0;
   for (size_t k = 0; k <= penalized_.size(); ++k) {
     const size_t end = k < penalized_.size() ? static_cast<size_t>(penalized_[k]) : logits.size();
-    for (; id < end; ++id) {
-      // Whole blocks below the entry value are passed over by a branch-free test that vectorizes.
-      constexpr size_t kBlock = 32;
-      while (id + kBlock <= end) {
-        int any = 0;
-        for (size_t j = 0; j < kBlock; ++j) any |= logits[id + j] >= entry;
-        if (any != 0) break;
-        id += kBlock;
-      }
-      if (id == end) break;
-      if (logits[id] >= entry) offer({static_cast<int32_t>(id), logits[id]});  // NaN never does
-    }
+    for (; (id = skip_below<false>(logits, id, end, entry)) < end; ++id)
+      if (logits[id] >= entry) offer({static_cast<int32_t>(id), logits[id]});
     if (k < penalized_.size()) offer({penalized_[k], penalized_logits_[k]}), id = end + 1;
   }
   if (c.empty()) fail("sampler: every one of the %zu logits is NaN", logits.size());
