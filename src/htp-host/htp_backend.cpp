@@ -49,12 +49,11 @@ HtpBackend::HtpBackend(const HtpOptions& opts)
     fail("--htp-target %s runs the device as its own process: it needs --htp-transport process", opts_.target.c_str());
   if (opts_.n_devices < 1 || opts_.n_devices > HTP_MDEV_MAX)
     fail("--htp-devices: %u is not between 1 and %u", opts_.n_devices, HTP_MDEV_MAX);
-  if (opts_.n_devices > 1 && opts_.transport != "inproc" && opts_.transport != "process")
+  if (opts_.transport != "inproc" && opts_.transport != "process")
     fail("--htp-transport: '%s' is not a transport (inproc, process)", opts_.transport.c_str());
   if (opts_.n_devices > 1) transport_ = make_group_transport(pool_, opts_, opts_.transport);
   else if (opts_.transport == "inproc") transport_ = make_inproc_transport(pool_, opts_);
-  else if (opts_.transport == "process") transport_ = make_process_transport(pool_, opts_);
-  else fail("--htp-transport: '%s' is not a transport (inproc, process)", opts_.transport.c_str());
+  else transport_ = make_process_transport(pool_, opts_);
   if (opts_.profile || !opts_.profile_json.empty()) host_profile_ = std::make_unique<HostProfile>();
   if (!opts_.trace.empty()) timeline_ = std::make_unique<Timeline>(opts_.trace);
   runner_ = std::make_unique<BatchRunner>(pool_, *transport_, opts_.restart, host_profile_.get(), timeline_.get());
