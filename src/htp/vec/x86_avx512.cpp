@@ -17,6 +17,24 @@
 namespace hexllm::htp {
 namespace {
 
+// The GEMM drivers: the kernels keep NC activation rows' accumulators in registers, so NC is a
+// template argument. `run.template operator()<NC>(c)` computes activation rows [c, c + NC);
+// this runs blocks of NB and then the one instantiation the remainder needs.
+template <int NC, class Run>
+VEC_INLINE void by_act_tail(Run& run, uint32_t c, uint32_t left) {
+  if constexpr (NC > 0) {
+    if (left == (uint32_t)NC) run.template operator()<NC>(c);
+    else by_act_tail<NC - 1>(run, c, left);
+  }
+}
+
+template <int NB, class Run>
+VEC_INLINE void by_act_blocks(uint32_t nact, Run run) {
+  uint32_t c = 0;
+  for (; c + NB <= nact; c += NB) run.template operator()<NB>(c);
+  if (c < nact) by_act_tail<NB - 1>(run, c, nact - c);
+}
+
 VEC_INLINE __m512i zload2(const uint8_t* t0, const uint8_t* t1) {
   return _mm512_inserti64x4(_mm512_zextsi256_si512(load(t0)), load(t1), 1);
 }
@@ -259,26 +277,12 @@ void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* 
 // dependent vpdpbusd per block keep both dot units fed.
 constexpr int kZCols = 12;
 
-template <class P, int NC>
-VEC_INLINE void zgemm_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
-                           size_t dst_stride, uint32_t k, uint32_t nrows) {
-  if constexpr (NC > 0) {
-    if (left == (uint32_t)NC)
-      zgemm_cols<P, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
-    else
-      zgemm_tail<P, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
-  }
-}
-
 template <class P>
 void zgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst, size_t dst_stride,
            uint32_t k, uint32_t nrows) {
-  uint32_t c = 0;
-  for (; c + kZCols <= nact; c += kZCols)
-    zgemm_cols<P, kZCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
-  if (c < nact)
-    zgemm_tail<P, kZCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
-                              k, nrows);
+  by_act_blocks<kZCols>(nact, [&]<int NC>(uint32_t c) {
+    zgemm_cols<P, NC>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  });
 }
 
 // ---- K-quants on zmm: 16 rows (2 tiles) x NC activation rows per 256-element super-block ----
@@ -443,26 +447,12 @@ void zkgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float*
 
 constexpr int kZKCols = 8;
 
-template <uint32_t T, int NC>
-VEC_INLINE void zkgemm_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
-                            size_t dst_stride, uint32_t k, uint32_t nrows) {
-  if constexpr (NC > 0) {
-    if (left == (uint32_t)NC)
-      zkgemm_cols<T, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
-    else
-      zkgemm_tail<T, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
-  }
-}
-
 template <uint32_t T>
 void zkgemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
             size_t dst_stride, uint32_t k, uint32_t nrows) {
-  uint32_t c = 0;
-  for (; c + kZKCols <= nact; c += kZKCols)
-    zkgemm_cols<T, kZKCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
-  if (c < nact)
-    zkgemm_tail<T, kZKCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
-                                k, nrows);
+  by_act_blocks<kZKCols>(nact, [&]<int NC>(uint32_t c) {
+    zkgemm_cols<T, NC>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  });
 }
 
 // ---- float weights on zmm: 2 row tiles ([32 k][8 r] each) side by side, NC activation rows ----
@@ -509,26 +499,12 @@ void zgemm_f_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float
 // 8 activation rows: 8 independent fma chains per weight vector cover the fma latency.
 constexpr int kZFCols = 8;
 
-template <uint32_t T, int NC>
-VEC_INLINE void zgemm_f_tail(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t left, float* dst,
-                             size_t dst_stride, uint32_t k, uint32_t nrows) {
-  if constexpr (NC > 0) {
-    if (left == (uint32_t)NC)
-      zgemm_f_cols<T, NC>(w, act, act_stride, dst, dst_stride, k, nrows);
-    else
-      zgemm_f_tail<T, NC - 1>(w, act, act_stride, left, dst, dst_stride, k, nrows);
-  }
-}
-
 template <uint32_t T>
 void zgemm_f(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
              size_t dst_stride, uint32_t k, uint32_t nrows) {
-  uint32_t c = 0;
-  for (; c + kZFCols <= nact; c += kZFCols)
-    zgemm_f_cols<T, kZFCols>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
-  if (c < nact)
-    zgemm_f_tail<T, kZFCols - 1>(w, act + c * act_stride, act_stride, nact - c, dst + c * dst_stride, dst_stride,
-                                 k, nrows);
+  by_act_blocks<kZFCols>(nact, [&]<int NC>(uint32_t c) {
+    zgemm_f_cols<T, NC>(w, act + c * act_stride, act_stride, dst + c * dst_stride, dst_stride, k, nrows);
+  });
 }
 
 // GEMV: the GEMM's tile-pair kernel for one activation row (the same per-lane sums, so GEMV
