@@ -1,6 +1,7 @@
 #include "graph/graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <unordered_map>
 
@@ -18,8 +19,12 @@ const char* label(const Tensor* t) { return t->name[0] != '\0' ? t->name : op_na
 
 }  // namespace
 
-// Iterative post-order DFS: a model graph is a chain of thousands of nodes, deeper than the
-// stack would like.
+uint64_t Graph::seal() {
+  static std::atomic<uint64_t> seals{0};
+  seal_ = seals.fetch_add(1, std::memory_order_relaxed) + 1;
+  return seal_;
+}
+
 void Graph::reorder(const std::vector<uint32_t>& order) {
   if (order.size() != nodes_.size()) fail("Graph::reorder: %zu indices for %zu nodes", order.size(), nodes_.size());
   std::vector<uint8_t> used(nodes_.size(), 0);
@@ -30,10 +35,14 @@ void Graph::reorder(const std::vector<uint32_t>& order) {
     next[i] = nodes_[order[i]];
   }
   nodes_ = std::move(next);
+  seal_ = 0;
 }
 
+// Iterative post-order DFS: a model graph is a chain of thousands of nodes, deeper than the
+// stack would like.
 void Graph::expand(Tensor* root) {
   if (root == nullptr) fail("Graph::expand: null tensor");
+  seal_ = 0;
   if (seen_.count(root) != 0) return;
   struct Frame {
     Tensor* t;

@@ -27,6 +27,15 @@ class Graph {
   // guarantee (runs every token, so the dependencies are not checked again here).
   void reorder(const std::vector<uint32_t>& order);
 
+  // A sealed graph is its owner's promise that neither the node list nor any field of its
+  // tensors (shape, strides, params, sources, data locations) changes until it is unsealed;
+  // only the data in the tensors may. Every seal() returns a new number, unique in the process,
+  // so a backend that prepared the graph under one seal can reuse that work without reading
+  // the graph again (the model keeps its decode graph: hashing it every token is wasted work).
+  // expand() and reorder() unseal; 0 means not sealed.
+  uint64_t seal();
+  uint64_t seal_id() const { return seal_; }
+
   // Host time its owner spent building and planning the graph for the coming evaluation (0 when
   // it reuses one built before), for profilers.
   uint64_t build_ns() const { return build_ns_; }
@@ -36,6 +45,7 @@ class Graph {
   std::vector<Tensor*> nodes_;
   std::vector<Tensor*> leafs_;
   uint64_t build_ns_ = 0;
+  uint64_t seal_ = 0;
   std::unordered_map<const Tensor*, bool> seen_;  // tensor -> finished (false while on the DFS stack)
 };
 

@@ -92,20 +92,30 @@ size_t GraphCache::KeyHash::operator()(const std::vector<uint64_t>& k) const {
 }
 
 const PreparedGraph* GraphCache::lookup(const graph::Graph& graph) {
-  if (last_ != nullptr && digest_of(graph) == last_digest_) return &last_->second;
+  lookup_seal_ = graph.seal_id();
+  if (last_ != nullptr && lookup_seal_ != 0 && lookup_seal_ == last_seal_) return &last_->second;
+  if (last_ != nullptr && digest_of(graph) == last_digest_) {
+    last_seal_ = lookup_seal_;
+    return &last_->second;
+  }
   key_of(graph, &missed_);
   const auto it = map_.find(missed_);
   if (it == map_.end()) return nullptr;
-  remember(&*it);
+  remember(&*it, lookup_seal_);
   return &it->second;
 }
 
-void GraphCache::remember(const Entry* e) {
+void GraphCache::remember(const Entry* e, uint64_t seal) {
   last_ = e;
   last_digest_ = digest_of(e->first);
+  last_seal_ = seal;
 }
 
-const PreparedGraph& GraphCache::store(PreparedGraph prepared) { return insert(missed_, std::move(prepared)); }
+const PreparedGraph& GraphCache::store(PreparedGraph prepared) {
+  const PreparedGraph& stored = insert(missed_, std::move(prepared));
+  last_seal_ = lookup_seal_;
+  return stored;
+}
 
 const PreparedGraph* GraphCache::find(const std::vector<uint64_t>& key) const {
   const auto it = map_.find(key);
@@ -115,7 +125,7 @@ const PreparedGraph* GraphCache::find(const std::vector<uint64_t>& key) const {
 const PreparedGraph& GraphCache::insert(const std::vector<uint64_t>& key, PreparedGraph prepared) {
   if (map_.size() >= kMaxEntries) clear();
   const auto it = map_.insert_or_assign(key, std::move(prepared)).first;
-  remember(&*it);
+  remember(&*it, 0);
   return it->second;
 }
 

@@ -33,9 +33,11 @@ class GraphCache {
   static GraphDigest digest_of(const graph::Graph& graph);
   static GraphDigest digest_of(const std::vector<uint64_t>& key);
 
-  // The batches prepared for a graph of this content, or nullptr. The entry found last is tried
-  // first by digest, in one pass over the graph that neither builds nor reads a stored key:
-  // consecutive decode calls hit it that way. Any other lookup compares whole keys.
+  // The batches prepared for a graph of this content, or nullptr. A sealed graph under the seal
+  // of the entry found last is that entry without a look at the graph (graph::Graph::seal): the
+  // model's decode calls hit it that way. Otherwise the entry found last is tried by digest, in
+  // one pass over the graph that neither builds nor reads a stored key, and any other lookup
+  // compares whole keys.
   const PreparedGraph* lookup(const graph::Graph& graph);
   // Stores `prepared` under the key of the graph the last lookup() missed.
   const PreparedGraph& store(PreparedGraph prepared);
@@ -46,6 +48,7 @@ class GraphCache {
   void clear() {
     map_.clear();
     last_ = nullptr;
+    last_seal_ = 0;
   }
   size_t size() const { return map_.size(); }
 
@@ -57,11 +60,13 @@ class GraphCache {
     size_t operator()(const std::vector<uint64_t>& k) const;
   };
   using Entry = std::pair<const std::vector<uint64_t>, PreparedGraph>;
-  void remember(const Entry* e);
+  void remember(const Entry* e, uint64_t seal);
 
   std::unordered_map<std::vector<uint64_t>, PreparedGraph, KeyHash> map_;
   const Entry* last_ = nullptr;
   GraphDigest last_digest_{};
+  uint64_t last_seal_ = 0;     // the seal the entry found last was found under (0: none)
+  uint64_t lookup_seal_ = 0;   // the seal of the graph of the last lookup
   std::vector<uint64_t> missed_;  // key of the graph the last lookup missed
 };
 

@@ -107,6 +107,7 @@ void Context::decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool a
     if (!compute_ || compute_->size() < plan.size())
       compute_ = scheduler_.primary().alloc_buffer(backend::MemoryKind::Compute, plan.size());
     plan.bind(compute_->data());
+    g->gf.seal();  // from here on only the inputs' data changes (below)
     graph_ = std::move(g);
   }
   graph::Graph& gf = graph_->gf;

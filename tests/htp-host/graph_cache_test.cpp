@@ -188,6 +188,48 @@ TEST(GraphCache, DigestOfAGraphIsTheDigestOfItsKey) {
   EXPECT_EQ(digests(x, y), d0);
 }
 
+// A sealed graph under the seal its entry was found with is that entry without a look at the
+// graph: an edit the owner made without unsealing (breaking the promise, on purpose here) is
+// not seen. A new seal, an unsealed graph or another graph under its own seal is read again.
+TEST(GraphCache, ASealedGraphIsFoundByItsSeal) {
+  TwoLeaves l;
+  graph::Tensor* s = graph::scale(l.ctx, graph::add(l.ctx, l.a, l.b), 2.0f);
+  graph::Graph g;
+  g.expand(s);
+  for (graph::Tensor* n : g.nodes()) n->data = l.out.data();
+  EXPECT_EQ(g.seal_id(), 0u);
+  const uint64_t first = g.seal();
+  EXPECT_NE(first, 0u);
+
+  htp_host::GraphCache cache;
+  EXPECT_EQ(cache.lookup(g), nullptr);
+  const htp_host::PreparedGraph* stored = &cache.store({});
+  EXPECT_EQ(cache.lookup(g), stored);
+  s->set_param_f(0, 3.0f);               // the promise broken: the seal still stands for the graph
+  EXPECT_EQ(cache.lookup(g), stored);
+  EXPECT_NE(g.seal(), first);            // sealed again: read again, and the edit is a miss
+  EXPECT_EQ(cache.lookup(g), nullptr);
+  s->set_param_f(0, 2.0f);
+  EXPECT_EQ(cache.lookup(g), stored);    // found by digest, and remembered under the new seal
+  s->set_param_f(0, 3.0f);
+  EXPECT_EQ(cache.lookup(g), stored);
+  s->set_param_f(0, 2.0f);
+
+  g.expand(s);  // expand (and reorder) unseal: every lookup reads the graph
+  EXPECT_EQ(g.seal_id(), 0u);
+  EXPECT_EQ(cache.lookup(g), stored);
+  s->set_param_f(0, 3.0f);
+  EXPECT_EQ(cache.lookup(g), nullptr);
+  s->set_param_f(0, 2.0f);
+
+  graph::Graph other;  // the same content under another seal: found by digest
+  other.expand(s);
+  other.seal();
+  EXPECT_EQ(cache.lookup(other), stored);
+  s->set_param_f(0, 3.0f);
+  EXPECT_EQ(cache.lookup(g), nullptr);  // g is unsealed: read, and the edit is a miss
+}
+
 TEST(GraphCache, StartsOverPastItsBound) {
   htp_host::GraphCache cache;
   for (uint64_t i = 0; i <= htp_host::GraphCache::kMaxEntries; ++i) cache.insert({i}, {});
