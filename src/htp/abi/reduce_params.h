@@ -4,7 +4,10 @@
 //             1 descending); ties keep index order;
 //   TOP_K     dst I32 [k, ne1, ne2, ne3]: indices of the k largest values, largest first, ties
 //             by lower index (params[0] = k): the MoE router's expert choice.
-// Rows are split across workers; row r is (r % ne1, r / ne1 % ne2, r / ne1 / ne2).
+// Rows are split across workers; row r is (r % ne1, r / ne1 % ne2, r / ne1 / ne2). A single long
+// row under a selecting TOP_K (decode's logits, top-k sampling on the device) streams instead,
+// cut into one piece per worker: each selects its piece's best k in blocks of piece_block
+// elements, and the op merges the workers' lists (ties by lower index, like the one-pass select).
 // Header-only: the host fills the params with htp_reduce_params_build; the kernel reruns it
 // from the tensors, op params and the session and compares (htp_kparams_match).
 #pragma once
@@ -22,6 +25,8 @@ inline constexpr uint32_t HTP_REDUCE_SLOTS = 2;                // double-buffere
 inline constexpr uint32_t HTP_REDUCE_MAX_BLOCK = 64;           // rows per block
 inline constexpr uint32_t HTP_REDUCE_BLOCK_BYTES = 64u << 10;  // VTCM bytes a block aims at
 inline constexpr uint32_t HTP_TOPK_SELECT_MAX = 64;  // TOP_K up to this k selects in one pass, no sort
+inline constexpr uint32_t HTP_TOPK_PIECE_MIN = 4096;    // elements a worker's piece of one row has at least
+inline constexpr uint32_t HTP_TOPK_PIECE_BLOCK = 8192;  // elements of a piece's block (32 KiB of VTCM)
 
 // One worker's VTCM area: HTP_REDUCE_SLOTS slots of {src rows, dst rows}, then sort scratch.
 struct htp_reduce_layout {
@@ -42,8 +47,9 @@ struct htp_reduce_params {
   uint32_t block_rows;
   uint32_t src_row_bytes;
   uint32_t dst_row_bytes;
-  uint32_t scratch_bytes;  // per worker: radix sort keys and indices, twice (16 bytes per element)
-  uint32_t pad;
+  uint32_t scratch_bytes;  // per worker: radix sort keys and indices, twice (16 bytes per element),
+                           // or a piece's k (key, index) pairs
+  uint32_t piece_block;    // pieces mode: elements per block (src_row_bytes = 4 * this); 0: rows
   htp_reduce_layout layout;
 };
 static_assert(sizeof(htp_reduce_params) <= HTP_KPARAMS_BYTES && sizeof(htp_reduce_params) % 8 == 0,
@@ -51,6 +57,17 @@ static_assert(sizeof(htp_reduce_params) <= HTP_KPARAMS_BYTES && sizeof(htp_reduc
 
 // Whether TOP_K with this k sorts the whole row (else it selects, needing no scratch).
 constexpr bool htp_topk_sorts(uint32_t k) { return k > HTP_TOPK_SELECT_MAX; }
+
+// Whether TOP_K streams its one long row in blocks, cut into htp_topk_pieces pieces (one per
+// worker), instead of fetching rows whole.
+constexpr bool htp_topk_streams(uint32_t opcode, const htp_tensor& dst, const htp_tensor& src) {
+  return opcode == HTP_OP_TOP_K && !htp_topk_sorts(dst.ne[0]) && htp_tensor_nrows(src) == 1 &&
+         (uint64_t)src.ne[0] >= HTP_TOPK_PIECE_MIN;
+}
+constexpr uint32_t htp_topk_pieces(const htp_tensor& src, uint32_t max_threads) {
+  const uint64_t by_length = (uint64_t)src.ne[0] / HTP_TOPK_PIECE_MIN;
+  return (uint32_t)(by_length < max_threads ? by_length : max_threads);
+}
 
 // Type, shape and op-param check shared by host (supports_op) and kernel.
 constexpr htp_status htp_reduce_supported(uint32_t opcode, const int32_t* params, const htp_tensor& dst,
@@ -84,10 +101,14 @@ constexpr htp_status htp_reduce_params_make(uint32_t opcode, const int32_t* para
   if (st != HTP_OK) return st;
   if (n_threads == 0 || n_threads > HTP_MAX_THREADS || block_rows == 0 || block_rows > HTP_REDUCE_MAX_BLOCK)
     return HTP_ERR_INVALID_PARAMS;
-  const uint64_t src_row = (uint64_t)src.ne[0] * 4;
+  const bool pieces = htp_topk_streams(opcode, dst, src);
+  const uint64_t piece_block = !pieces                                   ? 0
+                               : (uint64_t)src.ne[0] < HTP_TOPK_PIECE_BLOCK ? (uint64_t)src.ne[0]
+                                                                           : HTP_TOPK_PIECE_BLOCK;
+  const uint64_t src_row = pieces ? piece_block * 4 : (uint64_t)src.ne[0] * 4;
   const uint64_t dst_row = (uint64_t)dst.ne[0] * 4;
   const bool sorts = opcode == HTP_OP_ARGSORT || (opcode == HTP_OP_TOP_K && htp_topk_sorts(dst.ne[0]));
-  const uint64_t scratch = sorts ? (uint64_t)src.ne[0] * 16 : 0;
+  const uint64_t scratch = sorts ? (uint64_t)src.ne[0] * 16 : pieces ? (uint64_t)dst.ne[0] * 8 : 0;
   if (src_row > 0x7fffffffu || scratch > 0x7fffffffu) return HTP_ERR_NO_SUPPORT;
   const uint64_t src_stride = htp_align_up(src_row, HTP_VTCM_ALIGN);
   const uint64_t dst_stride = htp_align_up(dst_row, HTP_VTCM_ALIGN);
@@ -107,6 +128,7 @@ constexpr htp_status htp_reduce_params_make(uint32_t opcode, const int32_t* para
   p.src_row_bytes = (uint32_t)src_row;
   p.dst_row_bytes = (uint32_t)dst_row;
   p.scratch_bytes = (uint32_t)scratch;
+  p.piece_block = (uint32_t)piece_block;
   // Truncation only matters when thread_bytes exceeds the arena, which callers reject first.
   p.layout = {(uint32_t)src_off,     (uint32_t)dst_off,    (uint32_t)slot_bytes, (uint32_t)scratch_off,
               (uint32_t)*thread_bytes, (uint32_t)src_stride, (uint32_t)dst_stride, 0};
@@ -128,6 +150,15 @@ constexpr htp_status htp_reduce_params_build(uint32_t opcode, const int32_t* par
     return HTP_OK;
   }
   if (nr > 0xffffffffu) return HTP_ERR_NO_SUPPORT;
+  if (htp_topk_streams(opcode, dst, src)) {  // a piece per worker, one block in flight per slot
+    for (uint32_t n = htp_topk_pieces(src, max_threads); n >= 1; --n) {
+      uint64_t tb = 0;
+      st = htp_reduce_params_make(opcode, params, dst, src, n, 1, out, &tb);
+      if (st != HTP_OK) return st;
+      if (tb * n <= vtcm_size) return HTP_OK;
+    }
+    return HTP_ERR_VTCM_TOO_SMALL;
+  }
   for (uint32_t n = (uint32_t)(nr < max_threads ? nr : max_threads); n >= 1; --n) {
     const uint64_t per_thread = (nr + n - 1) / n;
     uint64_t hi = per_thread < HTP_REDUCE_MAX_BLOCK ? per_thread : HTP_REDUCE_MAX_BLOCK;

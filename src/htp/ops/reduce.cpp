@@ -11,20 +11,13 @@
 #include "htp/abi/reduce_params.h"
 #include "htp/ops/ops.h"
 #include "htp/ops/pipeline.h"
+#include "htp/ops/top_k_select.h"
 #include "htp/util.h"
 #include "htp/vmath/vmath.h"
 
 namespace hexllm::htp {
 
 namespace {
-
-// Unsigned key with the order of the float: negatives flipped whole, positives above them.
-inline uint32_t order_key(float f) {
-  uint32_t u;
-  __builtin_memcpy(&u, &f, 4);
-  if ((u << 1) == 0) u = 0;  // -0 == +0
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
 
 // Stable sort of (key, idx) pairs by key. Small rows: insertion sort in place. Larger: LSD radix
 // sort, 8 bits a pass, ping-ponging with key2/idx2 and skipping passes where every key has the
@@ -73,20 +66,12 @@ struct reduce_job {
   htp_status status[HTP_MAX_THREADS];
 };
 
-// Indices of the k largest of x[0..n), largest first, ties by lower index, by one scan that keeps
-// the best k sorted: a later element enters only when strictly better than the k-th.
+// Indices of the k largest of x[0..n), largest first, ties by lower index.
 void top_k_select(const float* x, uint32_t n, uint32_t k, int32_t* out) {
-  uint32_t key[HTP_TOPK_SELECT_MAX];
-  int32_t at[HTP_TOPK_SELECT_MAX];
-  uint32_t have = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t kk = ~order_key(x[i]);  // ascending key = descending value
-    if (have == k && kk >= key[k - 1]) continue;
-    uint32_t j = have < k ? have++ : k - 1;
-    for (; j > 0 && key[j - 1] > kk; --j) key[j] = key[j - 1], at[j] = at[j - 1];
-    key[j] = kk, at[j] = (int32_t)i;
-  }
-  htp_memcpy(out, at, (size_t)k * 4);
+  topk_selection sel;
+  sel.k = k;
+  sel.offer(x, n, 0);
+  htp_memcpy(out, sel.at, (size_t)k * 4);
 }
 
 // ARGSORT of a row, or TOP_K by a full sort (first k of the descending order).
@@ -179,6 +164,89 @@ void reduce_worker(unsigned n, unsigned w, void* data) {
   j->status[w] = dma_pipeline_run(&ctx->dma[w], &ctx->trace[w], k) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
+// Streaming mode (htp_topk_streams: one long row under a selecting TOP_K). Worker w's piece of the
+// row streams through the pipeline in blocks of piece_block elements into one selection, whose
+// list then lies in the worker's scratch: k keys, then k indices.
+struct topk_piece_block {
+  uint32_t first, n;  // elements [first, first + n) of the row
+};
+
+struct topk_piece_blocks {
+  using block = topk_piece_block;
+  static constexpr uint32_t slots = HTP_REDUCE_SLOTS;
+  static constexpr uint32_t max_in = 1;
+  static constexpr uint16_t compute_event = HTP_EV_COMPUTE;
+
+  const reduce_job* j;
+  uint8_t* area;
+  uint32_t cursor, end;
+  topk_selection sel;
+
+  uint8_t* slot(uint32_t s) const { return area + s * j->p.layout.slot_bytes; }
+  bool more() const { return cursor < end; }
+  void next(block* b) {
+    b->first = cursor;
+    b->n = htp_min(j->p.piece_block, end - cursor);
+    cursor += b->n;
+  }
+  uint32_t push_in(dma_queue* q, const block& b, uint32_t s, bool* ok) const {
+    const uint8_t* src = j->ctx->src[0]->data + (uint64_t)b.first * 4;
+    *ok &= dma_queue_push_2d(q, slot(s) + j->p.layout.src_offset, j->p.layout.src_stride, src, b.n * 4, b.n * 4, 1);
+    return 1;
+  }
+  uint8_t* out_buf(uint32_t s) const { return slot(s) + j->p.layout.dst_offset; }
+  void compute(dma_queue*, const block& b, uint32_t, const dma_ptr* in) { sel.offer((const float*)in[0].data, b.n, b.first); }
+  uint32_t push_out(dma_queue* q, const block&, uint32_t s, bool* ok) const {
+    *ok &= dma_queue_push_token(q, nullptr, out_buf(s));  // nothing to write back: the slot is free again
+    return 1;
+  }
+};
+
+void topk_piece_worker(unsigned n, unsigned w, void* data) {
+  auto* j = (reduce_job*)data;
+  const htp_op_ctx* ctx = j->ctx;
+  const uint32_t ne0 = (uint32_t)ctx->src[0]->t.ne[0], k = (uint32_t)ctx->dst->t.ne[0];
+  topk_piece_blocks b{j, ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes,
+                      (uint32_t)((uint64_t)ne0 * w / n), (uint32_t)((uint64_t)ne0 * (w + 1) / n), {}};
+  b.sel.k = k;
+  j->status[w] = dma_pipeline_run(&ctx->dma[w], &ctx->trace[w], b) ? HTP_OK : HTP_ERR_INTERNAL;
+  auto* keys = (uint32_t*)(b.area + j->p.layout.scratch_offset);
+  auto* at = (int32_t*)(keys + k);
+  for (uint32_t i = 0; i < k; ++i) {  // a piece holds at least HTP_TOPK_PIECE_MIN > k elements: full
+    keys[i] = b.sel.key[i];
+    at[i] = b.sel.at[i];
+  }
+}
+
+// The row's k from the workers' lists: each is sorted by (key, index) and the pieces are in
+// index order, so taking the smallest (key, index) head k times gives the one-pass result.
+htp_status topk_pieces_merge(const reduce_job& j) {
+  const htp_op_ctx* ctx = j.ctx;
+  const uint32_t n = j.p.n_threads, k = (uint32_t)ctx->dst->t.ne[0];
+  uint32_t head[HTP_MAX_THREADS] = {};
+  dma_queue* q = &ctx->dma[0];
+  uint8_t* vtcm_out = ctx->vtcm_base + j.p.layout.dst_offset;  // worker 0's first slot, free now
+  const dma_view out = dma_queue_write_target(q, vtcm_out, j.p.layout.dst_stride, ctx->dst->data, ctx->dst->t.nb[1]);
+  auto* y = (int32_t*)out.ptr;
+  for (uint32_t r = 0; r < k; ++r) {
+    uint32_t best = n;
+    uint32_t best_key = 0;
+    int32_t best_at = 0;
+    for (uint32_t w = 0; w < n; ++w) {
+      if (head[w] == k) continue;
+      const auto* keys = (const uint32_t*)(ctx->vtcm_base + (uint64_t)w * j.p.layout.thread_bytes + j.p.layout.scratch_offset);
+      const uint32_t kk = keys[head[w]];
+      const int32_t at = ((const int32_t*)(keys + k))[head[w]];
+      if (best == n || kk < best_key || (kk == best_key && at < best_at)) best = w, best_key = kk, best_at = at;
+    }
+    y[r] = best_at;
+    ++head[best];
+  }
+  const bool ok = dma_queue_push_2d(q, ctx->dst->data, ctx->dst->t.nb[1], vtcm_out, j.p.layout.dst_stride, k * 4, 1);
+  dma_queue_flush(q);
+  return ok ? HTP_OK : HTP_ERR_INTERNAL;
+}
+
 }  // namespace
 
 htp_status op_reduce(htp_op_ctx* ctx) {
@@ -203,6 +271,10 @@ htp_status op_reduce(htp_op_ctx* ctx) {
   job.descending = opcode == HTP_OP_TOP_K || params[0] == 1;
   st = htp_reduce_params_check(job.p, opcode, params, td, ts, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
+  if (job.p.piece_block != 0) {
+    st = run_workers(ctx, topk_piece_worker, &job, job.status, job.p.n_threads);
+    return st != HTP_OK ? st : topk_pieces_merge(job);
+  }
   return run_workers(ctx, reduce_worker, &job, job.status, job.p.n_threads);
 }
 

@@ -84,6 +84,18 @@ TEST(HtpReduceOps, TopK) {
   }, 0.0);
 }
 
+// One long row (decode's logits under top-k sampling) is cut into a piece per worker, whose
+// lists merge: the best in the first piece, the last, across a piece's block boundary, ties.
+TEST(HtpReduceOps, TopKOfOneLongRow) {
+  for (const auto& [n, k] : std::vector<std::pair<int64_t, int>>{{151936, 40}, {8192 * 2 + 5, 1}, {40000, 64}})
+    expect_op_matches("top_k one row n=" + std::to_string(n) + " k=" + std::to_string(k), [&](OpTester& t) {
+      return graph::top_k(t.ctx(), t.input(Type::F32, {n}), k);
+    }, 0.0);
+  expect_op_matches("top_k one row ties", [&](OpTester& t) {
+    return graph::top_k(t.ctx(), t.input(Type::F32, {30000}, 1000.0f, 1000.0001f), 50);
+  }, 0.0);
+}
+
 // Explicit ties, straight on the HTP backend, against orders derived by hand.
 class HtpReduceTies : public ::testing::Test {
  protected:
