@@ -51,6 +51,7 @@ int run(const RunOptions& o) {
   sampling::SamplerParams sp = o.sampling;
   sampling::Sampler sampler(sp, static_cast<int32_t>(tok.n_vocab()));
   for (int32_t t : tokens) sampler.accept(t);
+  e->context->want_best_ids(static_cast<int64_t>(sampler.best_ids_wanted()));  // sampled from the device's TOP_K
 
   std::fputs(o.chat ? "" : text.c_str(), stdout);
   std::fflush(stdout);
@@ -65,7 +66,7 @@ int run(const RunOptions& o) {
   bool context_full = false;
   const int limit = o.n_predict < 0 ? INT32_MAX : o.n_predict;
   while (n_generated < limit) {
-    const int32_t next = sampler.sample(e->context->last_logits());
+    const int32_t next = sampler.sample(e->context->last_logits(), e->context->last_best_ids());
     sampler.accept(next);
     ++n_generated;
     if (!o.ignore_eos && tok.is_eog(next)) break;

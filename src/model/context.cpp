@@ -6,6 +6,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fp16.h"
+#include "graph/ops.h"
 #include "model/graph_builder.h"
 
 namespace hexllm::model {
@@ -40,6 +41,7 @@ struct Context::ShapedGraph {
   graph::Graph gf;
   GraphInputs inputs;
   graph::Tensor* out = nullptr;
+  graph::Tensor* best = nullptr;  // TOP_K of the last row, when wanted
 
   bool has_shape(const BatchShape& s) const {
     return n_tokens == s.n_tokens && n_kv == s.n_kv && n_outputs == s.n_outputs;
@@ -63,6 +65,13 @@ std::span<const float> Context::last_logits() const {
   return logits_view_.subspan(logits_view_.size() - n_vocab);
 }
 
+void Context::want_best_ids(int64_t n) {
+  if (n < 0 || n > kMaxBestIds || n > model_.hparams().n_vocab) n = 0;
+  if (n == n_best_) return;
+  n_best_ = n;
+  graph_.reset();  // the kept graph has the old TOP_K (or none)
+}
+
 void Context::decode(std::span<const int32_t> tokens, bool all_logits) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) fail("cannot evaluate an empty batch of tokens");
@@ -77,6 +86,7 @@ void Context::decode(std::span<const int32_t> tokens, bool all_logits) {
 
   logits_.clear();
   logits_view_ = {};
+  best_view_ = {};
   for (int64_t start = 0; start < n; start += params_.n_batch) {
     const int64_t len = std::min(params_.n_batch, n - start);
     decode_chunk(tokens.subspan(static_cast<size_t>(start), static_cast<size_t>(len)), n_past_ + start, all_logits,
@@ -102,6 +112,11 @@ void Context::decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool a
     GraphBuilder builder(model_, kv_, shape, g->ctx, g->gf);
     g->out = build_forward(builder);
     g->inputs = builder.inputs();
+    if (n_best_ > 0 && shape.n_outputs == 1) {
+      g->best = graph::top_k(g->ctx, g->out, static_cast<int>(n_best_));
+      g->best->flags |= graph::kFlagOutput;
+      g->gf.expand(g->best);
+    }
     scheduler_.primary().schedule(g->gf);  // its order decides what memory the plan may share
     const graph::MemoryPlan plan(g->gf);
     if (!compute_ || compute_->size() < plan.size())
@@ -132,6 +147,9 @@ void Context::decode_chunk(std::span<const int32_t> tokens, int64_t pos0, bool a
       logits_view_ = logits_;
     } else {
       logits_view_ = std::span<const float>(data, count);  // read in place: a vocabulary row is large
+      if (graph_->best != nullptr)
+        best_view_ = std::span<const int32_t>(static_cast<const int32_t*>(graph_->best->data),
+                                              static_cast<size_t>(graph_->best->n_elements()));
     }
   }
 }

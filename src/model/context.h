@@ -30,6 +30,15 @@ class Context {
   // Logits of the last decode: rows of n_vocab values, valid until the next decode.
   std::span<const float> logits() const { return logits_view_; }
   std::span<const float> last_logits() const;
+  // With n > 0, a decode that keeps only the last row also finds the ids of its n largest
+  // logits, largest first, ties by lower id (a TOP_K in the graph: on the device, next to the
+  // lm-head), for a sampler that needs no more than those (sampling::Sampler::best_ids_wanted).
+  // Above kMaxBestIds, or 0: none. Takes effect from the next decode.
+  void want_best_ids(int64_t n);
+  // The ids of the last decode, or empty (none wanted, or all rows kept).
+  std::span<const int32_t> last_best_ids() const { return best_view_; }
+  // The device selects up to this many in one streaming pass (htp/abi/reduce_params.h).
+  static constexpr int64_t kMaxBestIds = 64;
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return params_.n_ctx; }
   void reset() { n_past_ = 0; }
@@ -50,6 +59,8 @@ class Context {
   std::unique_ptr<backend::Buffer> compute_;
   std::vector<float> logits_;           // every row, when all were wanted
   std::span<const float> logits_view_;  // logits_, or the last row in the compute memory
+  int64_t n_best_ = 0;
+  std::span<const int32_t> best_view_;  // the last row's best ids, in the compute memory
   int64_t n_past_ = 0;
 };
 

@@ -79,6 +79,38 @@ void Sampler::penalize(std::span<const float> logits) {
   }
 }
 
+bool Sampler::by_logit(const Candidate& a, const Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
+size_t Sampler::keep(size_t n_vocab) const {
+  if (params_.temperature <= 0.0f) return 1;
+  return params_.top_k > 0 ? std::min(n_vocab, static_cast<size_t>(params_.top_k)) : n_vocab;
+}
+
+// The keep() best in one pass, through a heap whose front is the worst kept: a logit below the
+// front's is passed over with one comparison, and no candidate list of the whole vocabulary is
+// built. Penalized ids are offered with their penalized values.
+void Sampler::offer(Candidate x, size_t keep, float* entry) {
+  std::vector<Candidate>& c = scratch_;
+  if (c.size() < keep) {
+    c.push_back(x);
+    std::push_heap(c.begin(), c.end(), by_logit);
+    if (c.size() == keep) *entry = c.front().logit;
+  } else if (by_logit(x, c.front())) {
+    std::pop_heap(c.begin(), c.end(), by_logit);
+    c.back() = x;
+    std::push_heap(c.begin(), c.end(), by_logit);
+    *entry = c.front().logit;
+  }
+}
+
+size_t Sampler::best_ids_wanted() const {
+  const bool penalty = params_.repeat_penalty != 1.0f && params_.repeat_last_n > 0;
+  if (params_.temperature > 0.0f && params_.top_k <= 0) return 0;
+  return keep(static_cast<size_t>(n_vocab_)) + (penalty ? static_cast<size_t>(params_.repeat_last_n) : 0);
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.size() != static_cast<size_t>(n_vocab_))
     fail("sampler: got %zu logits, expected n_vocab = %d", logits.size(), n_vocab_);
@@ -87,40 +119,48 @@ int32_t Sampler::sample(std::span<const float> logits) {
   if (params_.temperature <= 0.0f && (params_.repeat_penalty == 1.0f || recent_.empty())) return argmax(logits);
   penalize(logits);
 
-  // Sorted by logit descending, ties by lower id: every cut below keeps a prefix.
-  auto by_logit = [](const Candidate& a, const Candidate& b) {
-    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-  };
-  size_t keep = logits.size();
-  if (params_.top_k > 0) keep = std::min(keep, static_cast<size_t>(params_.top_k));
-  if (params_.temperature <= 0.0f) keep = 1;
-
-  // The `keep` best in one pass over the vocabulary, through a heap whose front is the worst
-  // kept: a logit below the front's is passed over with one comparison, and no candidate list
-  // of the whole vocabulary is built. Penalized ids are offered with their penalized values.
-  std::vector<Candidate>& c = scratch_;
-  c.clear();
+  const size_t n_keep = keep(logits.size());
+  scratch_.clear();
   float entry = -INFINITY;  // a logit below this cannot enter the full heap
-  auto offer = [&](Candidate x) {
-    if (c.size() < keep) {
-      c.push_back(x);
-      std::push_heap(c.begin(), c.end(), by_logit);
-      if (c.size() == keep) entry = c.front().logit;
-    } else if (by_logit(x, c.front())) {
-      std::pop_heap(c.begin(), c.end(), by_logit);
-      c.back() = x;
-      std::push_heap(c.begin(), c.end(), by_logit);
-      entry = c.front().logit;
-    }
-  };
   size_t id = 0;
   for (size_t k = 0; k <= penalized_.size(); ++k) {
     const size_t end = k < penalized_.size() ? static_cast<size_t>(penalized_[k]) : logits.size();
     for (; (id = skip_below<false>(logits, id, end, entry)) < end; ++id)
-      if (logits[id] >= entry) offer({static_cast<int32_t>(id), logits[id]});
-    if (k < penalized_.size()) offer({penalized_[k], penalized_logits_[k]}), id = end + 1;
+      if (logits[id] >= entry) offer({static_cast<int32_t>(id), logits[id]}, n_keep, &entry);
+    if (k < penalized_.size()) offer({penalized_[k], penalized_logits_[k]}, n_keep, &entry), id = end + 1;
   }
-  if (c.empty()) fail("sampler: every one of the %zu logits is NaN", logits.size());
+  if (scratch_.empty()) fail("sampler: every one of the %zu logits is NaN", logits.size());
+  return draw();
+}
+
+// The best keep() of the penalized row are among the best keep() + |penalized| of the raw row
+// (the ranks above an unpenalized id are unpenalized ids, fewer than keep(), or penalized ones),
+// so offering those that are not penalized, then the penalized ones, fills the same heap.
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> best) {
+  if (logits.size() != static_cast<size_t>(n_vocab_))
+    fail("sampler: got %zu logits, expected n_vocab = %d", logits.size(), n_vocab_);
+  if (best_ids_wanted() == 0) return sample(logits);
+  for (int32_t id : best)
+    if (id < 0 || id >= n_vocab_) fail("sampler: best id %d is outside the vocabulary [0, %d)", id, n_vocab_);
+  for (int32_t id : best)
+    if (std::isnan(logits[static_cast<size_t>(id)])) return sample(logits);  // NaN ranks first on the device
+
+  if (params_.temperature <= 0.0f && (params_.repeat_penalty == 1.0f || recent_.empty()))
+    return best.empty() ? sample(logits) : best.front();
+  penalize(logits);
+  const size_t n_keep = keep(logits.size());
+  if (best.size() < std::min(logits.size(), n_keep + penalized_.size())) return sample(logits);
+  scratch_.clear();
+  float entry = -INFINITY;
+  for (int32_t id : best)
+    if (!std::binary_search(penalized_.begin(), penalized_.end(), id))
+      offer({id, logits[static_cast<size_t>(id)]}, n_keep, &entry);
+  for (size_t k = 0; k < penalized_.size(); ++k) offer({penalized_[k], penalized_logits_[k]}, n_keep, &entry);
+  return draw();
+}
+
+int32_t Sampler::draw() {
+  std::vector<Candidate>& c = scratch_;
   std::sort_heap(c.begin(), c.end(), by_logit);
   if (params_.temperature <= 0.0f) return c.front().id;
 

@@ -31,6 +31,14 @@ class Sampler {
 
   // Picks the next token from one row of logits (n_vocab values). Does not record it.
   int32_t sample(std::span<const float> logits);
+  // The same pick from the ids of the best logits of the row, best first, ties by lower id (a
+  // device's TOP_K), reading only those and the penalized ones: the row, just written by the
+  // device, is not pulled through the host's caches. Falls back to the whole row when `best`
+  // is shorter than this call needs or holds a NaN.
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> best);
+  // How many best ids sample(logits, best) may need: 0 when these params need the whole row
+  // (top-k off).
+  size_t best_ids_wanted() const;
   // Records a token (prompt or generated) for the repetition penalty.
   void accept(int32_t token);
   void reset();
@@ -40,7 +48,16 @@ class Sampler {
     int32_t id;
     float logit;
   };
+  // Sorted by logit descending, ties by lower id: every cut keeps a prefix.
+  static bool by_logit(const Candidate& a, const Candidate& b);
   void penalize(std::span<const float> logits);
+  // Candidates the cuts start from (1 greedy, else top-k; the whole vocabulary when off).
+  size_t keep(size_t n_vocab) const;
+  // Offers x to the best keep() so far (a heap whose front is the worst kept); `entry` is the
+  // logit a newcomer must reach once it is full.
+  void offer(Candidate x, size_t keep, float* entry);
+  // The pick from the best candidates in scratch_ (a heap of offer()).
+  int32_t draw();
 
   SamplerParams params_;
   int32_t n_vocab_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 
 #include "golden.h"
 #include "hexllm/engine.h"
@@ -106,14 +107,25 @@ TEST_P(GoldenModel, MatchesLlamaCpp) {
     }
   }
 
-  // Greedy continuation, teacher-forced with the golden tokens.
+  // Greedy continuation, teacher-forced with the golden tokens. The graph also finds the best 8
+  // ids (TOP_K, on the device where there is one): they must be the row's 8 largest, ties by
+  // lower id, as a full sort of the logits on the host gives them.
   const auto& steps = j["greedy"]["steps"];
   int g_checked = 0;
+  constexpr size_t kBest = 8;
+  e->context->want_best_ids(kBest);
   for (size_t s = 0; s + 1 < steps.size(); ++s) {
     const int32_t token = steps[s]["token"];
     ASSERT_EQ(e->context->n_past(), steps[s]["pos"].get<int64_t>());
     e->context->decode(std::span<const int32_t>(&token, 1), false);
     if (s == 0) expect_all_on_device("first generated token");
+    const std::span<const float> row = e->context->last_logits();
+    std::vector<int32_t> order(row.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    order.resize(kBest);
+    const std::span<const int32_t> best = e->context->last_best_ids();
+    EXPECT_EQ(std::vector<int32_t>(best.begin(), best.end()), order) << "best ids, step " << s + 1;
     const auto& next = steps[s + 1];
     if (next["margin"].get<double>() >= lim.margin) {
       ++g_checked;

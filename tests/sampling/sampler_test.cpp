@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -102,6 +103,88 @@ TEST(Sampler, TopKOverALargeVocabularyWithTiesAndPenalties) {
   EXPECT_NEAR(f[17], std::exp(2.0) / z, 0.01);
   EXPECT_NEAR(f[2500], std::exp(2.0) / z, 0.01);
   EXPECT_EQ(f[3000] + f[4999], 0.0);
+}
+
+// The ids of the best logits, best first, ties by lower id, by a full sort (a device's TOP_K).
+std::vector<int32_t> best_ids(const std::vector<float>& logits, size_t k) {
+  std::vector<int32_t> ids(logits.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+  std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  ids.resize(std::min(k, ids.size()));
+  return ids;
+}
+
+TEST(Sampler, BestIdsWantedFollowTheParams) {
+  SamplerParams p = plain(0.0f);
+  EXPECT_EQ(Sampler(p, 1000).best_ids_wanted(), 1u);
+  p = plain(0.8f);
+  EXPECT_EQ(Sampler(p, 1000).best_ids_wanted(), 0u);  // top-k off: the whole row
+  p.top_k = 40;
+  EXPECT_EQ(Sampler(p, 1000).best_ids_wanted(), 40u);
+  p.repeat_penalty = 1.1f;
+  p.repeat_last_n = 64;
+  EXPECT_EQ(Sampler(p, 1000).best_ids_wanted(), 104u);
+  p.top_k = 5000;
+  EXPECT_EQ(Sampler(p, 1000).best_ids_wanted(), 1064u);  // top-k clipped to the vocabulary
+}
+
+// Picking from the best ids gives the token the whole row gives, step after step (same seeds),
+// with ties, negative logits, penalties above and below 1, and the penalized tokens among the
+// best.
+TEST(Sampler, BestIdsGiveThePicksOfTheWholeRow) {
+  struct Case {
+    float temp;
+    int32_t top_k;
+    float top_p, min_p, penalty;
+    int32_t last_n;
+  };
+  const Case cases[] = {{0.0f, 0, 1.0f, 0.0f, 1.0f, 64},  {0.0f, 0, 1.0f, 0.0f, 1.5f, 8},
+                        {0.8f, 40, 0.95f, 0.05f, 1.0f, 64}, {1.0f, 5, 1.0f, 0.0f, 1.3f, 8},
+                        {1.2f, 12, 0.9f, 0.0f, 0.7f, 4},    {0.5f, 1, 1.0f, 0.0f, 2.0f, 16}};
+  const int32_t n_vocab = 20000;
+  uint64_t state = 7;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (const Case& c : cases) {
+    SamplerParams p = plain(c.temp);
+    p.top_k = c.top_k, p.top_p = c.top_p, p.min_p = c.min_p, p.repeat_penalty = c.penalty, p.repeat_last_n = c.last_n;
+    Sampler whole(p, n_vocab), from_best(p, n_vocab);
+    const size_t k = from_best.best_ids_wanted();
+    ASSERT_GT(k, 0u);
+    std::vector<float> logits(static_cast<size_t>(n_vocab));
+    for (int step = 0; step < 120; ++step) {
+      for (float& l : logits) l = static_cast<float>(next() % 4000) / 400.0f - 6.0f;  // ties: 4000 levels
+      for (int i = 0; i < 6; ++i) logits[next() % n_vocab] = 12.0f;                    // a few at the top
+      const int32_t want = whole.sample(logits);
+      const int32_t got = from_best.sample(logits, best_ids(logits, k));
+      ASSERT_EQ(got, want) << "temp " << c.temp << " top_k " << c.top_k << " penalty " << c.penalty << " step " << step;
+      whole.accept(want);
+      from_best.accept(want);
+      if (step % 3 == 0) {  // put recent tokens at the top, where the penalty reorders the best
+        const int32_t recent = best_ids(logits, 1).front();
+        whole.accept(recent);
+        from_best.accept(recent);
+      }
+    }
+  }
+}
+
+// Too few best ids, or a NaN among them: the whole row decides, never the list.
+TEST(Sampler, BestIdsThatCannotDecideFallBackToTheWholeRow) {
+  std::vector<float> logits(5000, 0.0f);
+  logits[4321] = 5.0f;
+  logits[10] = 4.0f;
+  SamplerParams p = plain(0.0f);
+  p.repeat_penalty = 2.0f;
+  Sampler s(p, 5000);
+  s.accept(4321);  // penalized to 2.5: 10 wins, which a list of 1 id cannot know
+  EXPECT_EQ(s.sample(logits, std::vector<int32_t>{4321}), 10);
+  Sampler greedy(plain(0.0f), 5000);
+  logits[7] = NAN;  // ranks first on the device; the host's argmax never picks a NaN
+  EXPECT_EQ(greedy.sample(logits, std::vector<int32_t>{7}), 4321);
+  EXPECT_THROW(greedy.sample(logits, std::vector<int32_t>{5000}), Error);
 }
 
 TEST(Sampler, TopPKeepsTheSmallestPrefixReachingP) {

@@ -1,6 +1,7 @@
 // Row reductions and orderings: SUM_ROWS, ARGSORT, TOP_K. Sorting is stable, so ties keep
 // index order.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <numeric>
 
@@ -21,6 +22,17 @@ std::vector<int32_t> order_of(const std::vector<float>& x, bool descending) {
   else
     std::stable_sort(idx.begin(), idx.end(),
                      [&](int32_t l, int32_t r) { return x[(size_t)l] < x[(size_t)r]; });
+  return idx;
+}
+
+// The k largest of x, largest first, ties by lower index: the prefix of the stable descending
+// order, without sorting the rest (a vocabulary row under top-k sampling).
+std::vector<int32_t> top_of(const std::vector<float>& x, size_t k) {
+  std::vector<int32_t> idx(x.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), [&](int32_t l, int32_t r) {
+    return x[(size_t)l] > x[(size_t)r] || (x[(size_t)l] == x[(size_t)r] && l < r);
+  });
   return idx;
 }
 
@@ -47,7 +59,7 @@ void compute_sort(const Tensor& node) {
       case Op::ARGSORT:
         store_indices(node, i1, i2, i3, order_of(x, node.params[0] == (int32_t)graph::SortOrder::Descending));
         break;
-      case Op::TOP_K: store_indices(node, i1, i2, i3, order_of(x, true)); break;
+      case Op::TOP_K: store_indices(node, i1, i2, i3, top_of(x, (size_t)node.ne[0])); break;
       default: unsupported(node);
     }
   });
