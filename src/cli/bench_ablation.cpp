@@ -1,13 +1,16 @@
-// `hexllm bench --ablate`: what each HTP prepare mechanism is worth. Every variant gets its own
-// engine (loaded once); the repetitions go round the variants, each round starting one later,
-// so that a machine's drift over the run falls on all of them alike, and each ratio is taken
-// within one round. A second all-on engine shows how far two identical variants differ.
+// `hexllm bench --ablate`: what each HTP prepare mechanism is worth. One engine runs every
+// variant, switching the mechanisms between runs (HtpBackend::set_prepare_mechanisms) and
+// rebuilding its graph, so that no variant gets a luckier memory layout or thread placement; the
+// repetitions go round the variants, each round starting one later, so that a machine's drift
+// over the run falls on all of them alike, and each ratio is taken within one round. A second
+// all-on variant shows how far two identical variants differ.
 #include <algorithm>
 #include <cstdio>
 
 #include "base/error.h"
 #include "cli/bench.h"
 #include "engine/roofline.h"
+#include "htp-host/htp_backend.h"
 
 namespace hexllm::cli {
 
@@ -16,19 +19,19 @@ namespace {
 struct Variant {
   std::string name;
   std::string fuse = "all";
-  std::string graph_cache = "on";
-  std::string reorder = "on";
+  bool graph_cache = true;
+  bool reorder = true;
 };
 
 std::vector<Variant> variants() {
   const std::vector<std::string> fusions = htp_fusion_names();
   std::vector<Variant> v(4);
   v[0].name = "all on";
-  v[3].name = "all on (control)";  // a second engine alike: the table's noise floor
+  v[3].name = "all on (control)";  // a second variant alike: the table's noise floor
   v[1].name = "graph cache off";
-  v[1].graph_cache = "off";
+  v[1].graph_cache = false;
   v[2].name = "reorder off";
-  v[2].reorder = "off";
+  v[2].reorder = false;
   std::swap(v[1], v[3]);  // the control right after all on
   for (const std::string& off : fusions) {
     std::string rest;
@@ -41,8 +44,8 @@ std::vector<Variant> variants() {
   v.emplace_back();
   v.back().name = "all off";
   v.back().fuse = "none";
-  v.back().graph_cache = "off";
-  v.back().reorder = "off";
+  v.back().graph_cache = false;
+  v.back().reorder = false;
   return v;
 }
 
@@ -66,18 +69,18 @@ int bench_ablation(const BenchOptions& o) {
   const std::vector<Variant> vs = variants();
 
   for (int threads : thread_list) {
-    std::vector<std::unique_ptr<Engine>> engines;
-    for (const Variant& v : vs) {
-      EngineOptions eo = o.engine;
-      eo.n_threads = threads;
-      eo.n_ctx = std::max(o.n_prompt, o.n_gen) + 16;
-      eo.htp_fuse = v.fuse;
-      eo.htp_graph_cache = v.graph_cache;
-      eo.htp_reorder = v.reorder;
-      engines.push_back(open_engine(eo));
-      bench_warm_up(*engines.back());
-    }
-    const model::Model& m = *engines.front()->model;
+    EngineOptions eo = o.engine;
+    eo.n_threads = threads;
+    eo.n_ctx = std::max(o.n_prompt, o.n_gen) + 16;
+    std::unique_ptr<Engine> engine = open_engine(eo);
+    auto* htp = dynamic_cast<htp_host::HtpBackend*>(engine->backends.front().get());
+    if (htp == nullptr) fail("--ablate: the engine's first backend is not the HTP device");
+    auto use = [&](const Variant& v) {
+      htp->set_prepare_mechanisms(v.fuse, v.graph_cache, v.reorder);
+      engine->context->rebuild_graph();
+    };
+    bench_warm_up(*engine);
+    const model::Model& m = *engine->model;
     const std::vector<int32_t> prompt = bench_prompt(m, o.n_prompt);
     const double fpt = flops_per_token(m), bpt = bytes_per_token(m);
     const std::string description = m.description();
@@ -86,15 +89,17 @@ int bench_ablation(const BenchOptions& o) {
     for (int r = 0; r < o.reps; ++r)
       for (size_t k = 0; k < vs.size(); ++k) {
         const size_t i = (k + static_cast<size_t>(r)) % vs.size();
-        if (o.n_prompt > 0) s[i].pp.push_back(bench_pp(*engines[i], prompt));
-        if (o.n_gen > 0) s[i].tg.push_back(bench_tg(*engines[i], o.n_gen));
+        use(vs[i]);
+        bench_warm_up(*engine);  // prepares the variant's decode graph, outside the timing
+        if (o.n_prompt > 0) s[i].pp.push_back(bench_pp(*engine, prompt));
+        if (o.n_gen > 0) s[i].tg.push_back(bench_tg(*engine, o.n_gen));
       }
     for (size_t i = 0; i < vs.size(); ++i)
       for (int r = 0; r < o.reps; ++r) {
         if (o.n_prompt > 0) s[i].pp_ratio.push_back(s[i].pp[r] / s[0].pp[r]);
         if (o.n_gen > 0) s[i].tg_ratio.push_back(s[i].tg[r] / s[0].tg[r]);
       }
-    engines.clear();  // the roofline wants the machine to itself
+    engine.reset();  // the roofline wants the machine to itself
 
     const Roofline roof = o.no_roofline ? Roofline{} : measure_roofline(threads);
     std::printf("%s, %d thread%s, %d rounds (medians; ratios to all on within each round)\n", description.c_str(),

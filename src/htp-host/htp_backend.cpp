@@ -186,6 +186,16 @@ void HtpBackend::compute(std::span<graph::Tensor* const> nodes) {
   end_profiled_call();
 }
 
+void HtpBackend::set_prepare_mechanisms(const std::string& fuse, bool graph_cache, bool reorder) {
+  HtpOptions o = opts_;
+  o.fuse = fuse;
+  fuse_ = fusions_for(o);  // throws on a bad list before anything changes
+  opts_.fuse = fuse;
+  opts_.graph_cache = graph_cache;
+  opts_.reorder = reorder;
+  graphs_.clear();
+}
+
 void HtpBackend::schedule(graph::Graph& graph) {
   if (!opts_.reorder) return;
   plan_order(graph.nodes(), &order_);

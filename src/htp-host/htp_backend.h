@@ -71,6 +71,12 @@ class HtpBackend final : public backend::Backend {
   uint64_t graph_hits() const { return graph_hits_; }
   uint64_t graph_misses() const { return graph_misses_; }
 
+  // Switches the prepare stage's mechanisms at run time (--htp-fuse, --htp-graph-cache,
+  // --htp-reorder), so that an ablation runs every variant on one engine: drops every prepared
+  // graph. The order schedule() gave a graph stays with it: its owner rebuilds the graph for a
+  // change of `reorder` to show.
+  void set_prepare_mechanisms(const std::string& fuse, bool graph_cache, bool reorder);
+
  private:
   HtpOptions opts_;
   FuseOptions fuse_;

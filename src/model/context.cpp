@@ -65,6 +65,8 @@ std::span<const float> Context::last_logits() const {
   return logits_view_.subspan(logits_view_.size() - n_vocab);
 }
 
+void Context::rebuild_graph() { graph_.reset(); }
+
 void Context::want_best_ids(int64_t n) {
   if (n < 0 || n > kMaxBestIds || n > model_.hparams().n_vocab) n = 0;
   if (n == n_best_) return;

@@ -42,6 +42,9 @@ class Context {
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return params_.n_ctx; }
   void reset() { n_past_ = 0; }
+  // The next decode builds its graph anew, as a backend schedules it now (after a change of the
+  // backend's scheduling; otherwise the kept graph serves every batch of its shape).
+  void rebuild_graph();
   const KvCache& kv_cache() const { return kv_; }
 
  private:

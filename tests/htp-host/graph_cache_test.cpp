@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
+#include "base/error.h"
 #include "graph/context.h"
 #include "graph/ops.h"
 #include "hexllm/engine.h"
@@ -80,6 +82,42 @@ INSTANTIATE_TEST_SUITE_P(Presets, GraphCacheModels, testing::Values("tiny", "tin
                            for (char& c : s) c = c == '-' ? '_' : c;
                            return s;
                          });
+
+// The prepare stage's mechanisms switch at run time on one engine (the ablation's way): with
+// fusions off the device runs no fused op, with them on again it does, and the logits are the
+// same bits either way (fused and unfused ops compute the same sums).
+TEST(GraphCache, MechanismsSwitchAtRunTime) {
+  EngineOptions o;
+  o.model_path = test::tiny_model_path();
+  o.device = "htp";
+  o.n_threads = 2;
+  o.n_ctx = 64;
+  o.htp_transport = "inproc";
+  auto e = open_engine(o);
+  auto* htp = dynamic_cast<htp_host::HtpBackend*>(e->backends.front().get());
+  ASSERT_NE(htp, nullptr);
+  auto step = [&](std::vector<float>* logits) {
+    e->context->reset();
+    const std::vector<int32_t> prompt = {1, 400, 17};
+    e->context->decode(prompt, false);
+    const int32_t token = 5;
+    e->context->decode(std::span<const int32_t>(&token, 1), false);
+    logits->assign(e->context->last_logits().begin(), e->context->last_logits().end());
+    const std::vector<uint32_t>& ops = htp->last_opcodes();
+    return std::count(ops.begin(), ops.end(), static_cast<uint32_t>(HTP_OP_MUL_MAT_QKV));
+  };
+  std::vector<float> fused, unfused, again;
+  EXPECT_GT(step(&fused), 0);
+  htp->set_prepare_mechanisms("none", true, false);
+  e->context->rebuild_graph();
+  EXPECT_EQ(step(&unfused), 0);
+  htp->set_prepare_mechanisms("all", true, true);
+  e->context->rebuild_graph();
+  EXPECT_GT(step(&again), 0);
+  EXPECT_EQ(fused, unfused);
+  EXPECT_EQ(fused, again);
+  EXPECT_THROW(htp->set_prepare_mechanisms("qkv,nonsense", true, true), Error);
+}
 
 // Each thing a prepared batch depends on changes the key: op params, shapes, data location.
 TEST(GraphCache, KeyFollowsParamsShapesAndLocations) {
