@@ -12,7 +12,12 @@ Scheduler::Scheduler(std::vector<Backend*> backends) : backends_(std::move(backe
 void Scheduler::compute(const graph::Graph& graph) {
   counts_.assign(backends_.size(), 0);
   if (backends_.front()->compute_graph(graph)) {
-    for (const graph::Tensor* node : graph.nodes()) counts_.front() += graph::op_is_layout(node->op) ? 0 : 1;
+    if (graph.seal_id() == 0 || graph.seal_id() != counted_seal_) {
+      counted_nodes_ = 0;
+      for (const graph::Tensor* node : graph.nodes()) counted_nodes_ += graph::op_is_layout(node->op) ? 0 : 1;
+      counted_seal_ = graph.seal_id();
+    }
+    counts_.front() = counted_nodes_;
     return;
   }
   size_t current = backends_.size();

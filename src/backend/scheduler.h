@@ -23,6 +23,10 @@ class Scheduler {
  private:
   std::vector<Backend*> backends_;
   std::vector<size_t> counts_;
+  // Compute nodes of the sealed graph seen last (graph::Graph::seal): a decode step does not
+  // walk its ~1000 nodes again only to count them.
+  uint64_t counted_seal_ = 0;
+  size_t counted_nodes_ = 0;
   std::vector<graph::Tensor*> run_;
 };
 
