@@ -26,15 +26,9 @@ struct DecodeRun {
 };
 
 DecodeRun decode(const std::string& model, const std::string& graph_cache, int steps) {
-  EngineOptions o;
-  o.model_path = model;
-  o.device = "htp";
-  o.n_threads = 2;
-  o.n_ctx = 64;
-  o.htp_transport = "inproc";
-  o.htp_graph_cache = graph_cache;
-  auto e = open_engine(o);
-  auto* htp = dynamic_cast<htp_host::HtpBackend*>(e->backends.front().get());
+  const test::HtpEngine h = test::open_htp_engine(model, graph_cache);
+  Engine* e = h.engine.get();
+  htp_host::HtpBackend* htp = h.htp;
   DecodeRun r;
   const std::vector<int32_t> prompt = {1, 400, 17, 902, 33};
   e->context->decode(prompt, false);
@@ -87,14 +81,9 @@ INSTANTIATE_TEST_SUITE_P(Presets, GraphCacheModels, testing::Values("tiny", "tin
 // fusions off the device runs no fused op, with them on again it does, and the logits are the
 // same bits either way (fused and unfused ops compute the same sums).
 TEST(GraphCache, MechanismsSwitchAtRunTime) {
-  EngineOptions o;
-  o.model_path = test::tiny_model_path();
-  o.device = "htp";
-  o.n_threads = 2;
-  o.n_ctx = 64;
-  o.htp_transport = "inproc";
-  auto e = open_engine(o);
-  auto* htp = dynamic_cast<htp_host::HtpBackend*>(e->backends.front().get());
+  const test::HtpEngine h = test::open_htp_engine(test::tiny_model_path());
+  Engine* e = h.engine.get();
+  htp_host::HtpBackend* htp = h.htp;
   ASSERT_NE(htp, nullptr);
   auto step = [&](std::vector<float>* logits) {
     e->context->reset();

@@ -49,14 +49,9 @@ TEST(HtpOpCache, StartsOverPastItsBound) {
 }
 
 TEST(HtpOpCache, DecodeStepsAfterTheFirstBuildNoOp) {
-  EngineOptions o;
-  o.model_path = test::tiny_model_path();
-  o.device = "htp";
-  o.n_threads = 2;
-  o.n_ctx = 64;
-  o.htp_transport = "inproc";
-  auto e = open_engine(o);
-  auto* htp = dynamic_cast<htp_host::HtpBackend*>(e->backends.front().get());
+  const test::HtpEngine h = test::open_htp_engine(test::tiny_model_path());
+  Engine* e = h.engine.get();
+  htp_host::HtpBackend* htp = h.htp;
   ASSERT_NE(htp, nullptr);
   const std::vector<int32_t> prompt = {1, 400, 17, 902, 33};
   e->context->decode(prompt, false);
