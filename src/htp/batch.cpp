@@ -167,9 +167,8 @@ htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_
       if (s->mdev.count > 1 && (s->op.flags & HTP_OPF_FENCE) != 0)
         st = fence_barrier(fence, s->mdev, h.fence_seq + i, &s->trace[0], &rsp->fence_ns);
       const uint64_t start = platform_time_ns();
-      // A family that does not split its rows runs whole on device 0; the others skip it.
-      const bool skip = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0 ||
-                        (s->mdev.count > 1 && s->mdev.idx != 0 && !dispatch_splits(s->op.opcode));
+      // Every family computes its own device's share (ops/ops.h), device 0 alone where it cannot split.
+      const bool skip = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0;
       if (st == HTP_OK) st = i == s->config.fail_op ? HTP_ERR_INTERNAL : skip ? HTP_OK : dispatch_op(&ctx);
       const htp_status dma_st = drain_dma(s);
       if (st == HTP_OK) st = dma_st;
