@@ -40,7 +40,7 @@ HtpBackend::HtpBackend(const HtpOptions& opts)
       fuse_(fusions_for(opts)),
       pool_(window_bank_sizes(opts.window_bytes)),
       weights_(pool_, opts.window_bytes, opts.repack),
-      preparer_(pool_, weights_) {
+      preparer_(pool_, weights_, opts_.n_devices) {
   if (opts_.target != "host" && opts_.transport != "process")
     fail("--htp-target %s runs the device as its own process: it needs --htp-transport process", opts_.target.c_str());
   if (opts_.n_devices < 1 || opts_.n_devices > HTP_MDEV_MAX)
