@@ -12,6 +12,7 @@ namespace hexllm::cli {
 struct BenchOptions {
   EngineOptions engine;
   std::string threads;  // comma-separated list
+  std::string htp_devices;  // comma-separated list; empty: engine.htp_devices
   int n_prompt = 512;
   int n_gen = 128;
   int reps = 5;
@@ -21,6 +22,8 @@ struct BenchOptions {
 
 // "1,2" -> {1, 2}; throws naming a bad item.
 std::vector<int> parse_threads(const std::string& list);
+// The --htp-devices list, or the engine's one count.
+std::vector<int> bench_devices(const BenchOptions& o);
 
 // Bytes read per generated token: every matrix once (the embedding only when it is the head).
 double bytes_per_token(const model::Model& m);

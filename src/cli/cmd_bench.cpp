@@ -12,6 +12,7 @@
 #include "cli/bench.h"
 #include "cli/commands.h"
 #include "engine/roofline.h"
+#include "htp-host/htp_backend.h"
 
 namespace hexllm::cli {
 
@@ -38,20 +39,22 @@ double seconds_of(const std::function<void()>& f) {
 
 }  // namespace
 
-std::vector<int> parse_threads(const std::string& list) {
+std::vector<int> parse_counts(const std::string& list, const char* option, const char* what, int max) {
   std::vector<int> out;
   std::stringstream ss(list);
   std::string item;
   while (std::getline(ss, item, ',')) {
     char* end = nullptr;
     const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 1 || v > 256)
-      fail("-t: '%s' is not a thread count (1..256; a list like 1,2 runs each)", item.c_str());
+    if (item.empty() || *end != '\0' || v < 1 || v > max)
+      fail("%s: '%s' is not a %s (1..%d; a list like 1,2 runs each)", option, item.c_str(), what, max);
     out.push_back(static_cast<int>(v));
   }
-  if (out.empty()) fail("-t: empty list");
+  if (out.empty()) fail("%s: empty list", option);
   return out;
 }
+
+std::vector<int> parse_threads(const std::string& list) { return parse_counts(list, "-t", "thread count", 256); }
 
 double bytes_per_token(const model::Model& m) {
   double bytes = 0;
@@ -103,31 +106,58 @@ double bench_tg(Engine& e, int n_gen) {
   });
 }
 
+std::vector<int> bench_devices(const BenchOptions& o) {
+  if (o.htp_devices.empty()) return {o.engine.htp_devices};
+  return parse_counts(o.htp_devices, "--htp-devices", "device count", static_cast<int>(HTP_MDEV_MAX));
+}
+
 namespace {
 
+// "devices x workers each" as the HTP backend opened them ("-" on another backend).
+std::string device_split(Engine& e) {
+  for (const auto& b : e.backends)
+    if (const auto* h = dynamic_cast<const htp_host::HtpBackend*>(b.get()))
+      return std::to_string(h->transport().n_devices()) + " x " + std::to_string(h->hwinfo().n_threads);
+  return "-";
+}
+
 int bench(const BenchOptions& o) {
-  if (o.ablate) return bench_ablation(o);
+  if (o.ablate) {
+    const std::vector<int> devices = bench_devices(o);
+    if (devices.size() != 1) fail("--ablate: one --htp-devices count, not a list");
+    BenchOptions one = o;
+    one.engine.htp_devices = devices.front();
+    return bench_ablation(one);
+  }
   if (o.n_prompt < 0 || o.n_gen < 0 || (o.n_prompt == 0 && o.n_gen == 0)) fail("-p and -n: nothing to run");
   const std::vector<int> thread_list = parse_threads(o.threads.empty() ? std::to_string(default_thread_count()) : o.threads);
+  const std::vector<int> device_list = bench_devices(o);
 
   std::printf("kernels: %s\n\n", kernel_path_note().c_str());
-  std::printf("| %-24s | %10s | %8s | %-7s | %7s | %6s | %16s |\n", "model", "size", "params", "backend", "threads",
-              "test", "t/s");
-  std::printf("| %s | %s: | %s: | %s | %s: | %s: | %s: |\n", std::string(24, '-').c_str(), std::string(9, '-').c_str(),
-              std::string(7, '-').c_str(), std::string(7, '-').c_str(), std::string(6, '-').c_str(),
-              std::string(5, '-').c_str(), std::string(15, '-').c_str());
+  std::printf("| %-24s | %10s | %8s | %-7s | %7s | %11s | %6s | %16s |\n", "model", "size", "params", "backend",
+              "threads", "dev x thr", "test", "t/s");
+  std::printf("| %s | %s: | %s: | %s | %s: | %s: | %s: | %s: |\n", std::string(24, '-').c_str(),
+              std::string(9, '-').c_str(), std::string(7, '-').c_str(), std::string(7, '-').c_str(),
+              std::string(6, '-').c_str(), std::string(10, '-').c_str(), std::string(5, '-').c_str(),
+              std::string(15, '-').c_str());
   struct Row {
     int threads;
+    std::string devices;
     bool pp;
     double tps;
   };
   std::vector<Row> rows;
   double bpt = 0, fpt = 0;
-  for (int threads : thread_list) {
+  std::vector<std::pair<int, int>> runs;  // (threads, devices), threads outermost
+  for (int threads : thread_list)
+    for (int devices : device_list) runs.emplace_back(threads, devices);
+  for (const auto& [threads, devices] : runs) {
     EngineOptions eo = o.engine;
     eo.n_threads = threads;
+    eo.htp_devices = devices;
     eo.n_ctx = std::max(o.n_prompt, o.n_gen) + 16;
     auto e = open_engine(eo);
+    const std::string split = device_split(*e);
     const model::Model& m = *e->model;
     bpt = bytes_per_token(m);
     fpt = flops_per_token(m);
@@ -137,11 +167,12 @@ int bench(const BenchOptions& o) {
     auto print = [&](const char* test, int n, const std::vector<double>& tps) {
       const Stats s = stats(tps);
       const double params = static_cast<double>(m.n_params());
-      std::printf("| %-24s | %6.2f MiB | %6.2f B | %-7s | %7d | %6s | %8.2f ± %5.2f |\n", m.description().c_str(),
-                  static_cast<double>(m.weight_bytes()) / (1 << 20), params / 1e9, o.engine.device.c_str(), threads,
-                  (std::string(test) + std::to_string(n)).c_str(), s.mean, s.sd);
+      std::printf("| %-24s | %6.2f MiB | %6.2f B | %-7s | %7d | %11s | %6s | %8.2f ± %5.2f |\n",
+                  m.description().c_str(), static_cast<double>(m.weight_bytes()) / (1 << 20), params / 1e9,
+                  o.engine.device.c_str(), threads, split.c_str(), (std::string(test) + std::to_string(n)).c_str(),
+                  s.mean, s.sd);
       std::fflush(stdout);
-      rows.push_back({threads, test[0] == 'p', s.mean});
+      rows.push_back({threads, split, test[0] == 'p', s.mean});
     };
     if (o.n_prompt > 0) {
       std::vector<double> tps;
@@ -163,12 +194,13 @@ int bench(const BenchOptions& o) {
                 threads, threads == 1 ? "" : "s", r.read_gbps, r.int8_gops, r.int8_isa, r.f32_gflops, r.f32_isa);
     for (const Row& row : rows) {
       if (row.threads != threads) continue;
+      const std::string who = device_list.size() > 1 ? " (" + row.devices + ")" : "";
       if (row.pp)
-        std::printf("    pp: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak\n", fpt / 1e9, row.tps,
-                    fpt * row.tps / 1e9, r.int8_gops > 0 ? 100 * fpt * row.tps / 1e9 / r.int8_gops : 0.0);
+        std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak\n", who.c_str(), fpt / 1e9,
+                    row.tps, fpt * row.tps / 1e9, r.int8_gops > 0 ? 100 * fpt * row.tps / 1e9 / r.int8_gops : 0.0);
       else
-        std::printf("    tg: %.1f MB/token x %.2f t/s = %.1f GB/s = %.0f%% of read bandwidth\n", bpt / 1e6, row.tps,
-                    bpt * row.tps / 1e9, 100 * bpt * row.tps / 1e9 / r.read_gbps);
+        std::printf("    tg%s: %.1f MB/token x %.2f t/s = %.1f GB/s = %.0f%% of read bandwidth\n", who.c_str(), bpt / 1e6,
+                    row.tps, bpt * row.tps / 1e9, 100 * bpt * row.tps / 1e9 / r.read_gbps);
     }
   }
   return 0;
@@ -182,6 +214,11 @@ Action add_bench_command(CLI::App& app) {
   add_engine_options(*sub, o->engine, false);
   sub->remove_option(sub->get_option("--threads"));
   sub->add_option("-t,--threads", o->threads, "Thread counts, e.g. 1,2 (default: all hardware threads)");
+  sub->remove_option(sub->get_option("--htp-devices"));
+  sub->add_option("--htp-devices", o->htp_devices,
+                  "HTP device counts, e.g. 1,2: a row for every thread count and device count, the threads divided "
+                  "among the devices unless --htp-threads (default 1)")
+      ->envname("HEXLLM_HTP_DEVICES");
   sub->add_option("-p,--n-prompt", o->n_prompt, "Prompt tokens of the pp test (0: skip)")->check(CLI::Range(0, 1 << 16));
   sub->add_option("-n,--n-gen", o->n_gen, "Generated tokens of the tg test (0: skip)")->check(CLI::Range(0, 1 << 16));
   sub->add_option("-r,--repetitions", o->reps, "Repetitions of each test")->check(CLI::Range(1, 1000));

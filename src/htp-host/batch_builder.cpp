@@ -61,8 +61,14 @@ void mark_fences(std::vector<htp_op_desc>& ops, const std::vector<htp_tensor>& t
     return Span{t.bank, t.offset, static_cast<uint64_t>(t.offset) + t.size};
   };
   for (htp_op_desc& op : ops) {
-    const Span dst = span_of(op.dst);
-    bool hazard = any_overlap(written, dst) || any_overlap(read, dst);
+    // A fused op writes its further outputs too (MUL_MAT_QKV's K and V).
+    Span outs[HTP_MAX_DST];
+    uint32_t n_outs = 0;
+    outs[n_outs++] = span_of(op.dst);
+    for (uint16_t d : op.dst_ext)
+      if (d != HTP_NO_TENSOR) outs[n_outs++] = span_of(d);
+    bool hazard = false;
+    for (uint32_t k = 0; k < n_outs && !hazard; ++k) hazard = any_overlap(written, outs[k]) || any_overlap(read, outs[k]);
     for (uint16_t s : op.src)
       if (s != HTP_NO_TENSOR && !hazard) hazard = any_overlap(written, span_of(s));
     if (hazard) {
@@ -72,7 +78,7 @@ void mark_fences(std::vector<htp_op_desc>& ops, const std::vector<htp_tensor>& t
     }
     for (uint16_t s : op.src)
       if (s != HTP_NO_TENSOR) read.push_back(span_of(s));
-    written.push_back(dst);
+    written.insert(written.end(), outs, outs + n_outs);
   }
 }
 

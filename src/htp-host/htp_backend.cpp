@@ -17,13 +17,9 @@ Region region_of(backend::MemoryKind kind) {
   return Region::Compute;
 }
 
-// A fused matmul has several outputs that would each split differently, so it runs on device 0
-// alone: with several devices the unfused matmuls, which every device shares, are faster.
-FuseOptions fusions_for(const HtpOptions& o) {
-  FuseOptions f = FuseOptions::parse(o.fuse);
-  if (o.n_devices > 1) f.mul_mat_add = f.qkv = f.ffn = f.moe_ffn = false;
-  return f;
-}
+// Fused matmuls split each part by output columns across devices (ops/matmul_fused.cpp), so
+// they form with any device count.
+FuseOptions fusions_for(const HtpOptions& o) { return FuseOptions::parse(o.fuse); }
 
 HtpOptions clamped(HtpOptions o) {
   o.n_threads = std::clamp<uint32_t>(o.n_threads, 1, HTP_MAX_THREADS);
@@ -44,7 +40,7 @@ HtpBackend::HtpBackend(const HtpOptions& opts)
       fuse_(fusions_for(opts)),
       pool_(window_bank_sizes(opts.window_bytes)),
       weights_(pool_, opts.window_bytes, opts.repack),
-      preparer_(pool_, weights_) {
+      preparer_(pool_, weights_, opts_.n_devices) {
   if (opts_.target != "host" && opts_.transport != "process")
     fail("--htp-target %s runs the device as its own process: it needs --htp-transport process", opts_.target.c_str());
   if (opts_.n_devices < 1 || opts_.n_devices > HTP_MDEV_MAX)

@@ -118,9 +118,10 @@ htp_status OpPreparer::prepare_fused(uint32_t opcode, std::span<const graph::Ten
 // The fused op writes its outputs while it still reads its inputs (the unfused ops ran one
 // after another, and the memory plan may have given a later output an earlier input's bytes):
 // an output may overlap nothing it reads, except a fused matmul's activation when one chunk
-// holds every act row (it is quantized into VTCM before any output is written). RMS_NORM_MUL
-// included: after the reorder the plan may give the MUL's result the norm's input bytes.
-bool OpPreparer::fused_io_safe(uint32_t opcode, const PreparedOp& p) {
+// holds every act row (it is quantized into VTCM before any output is written) and there is one
+// device: with several, one device writes its columns while another still quantizes the rows.
+// RMS_NORM_MUL included: after the reorder the plan may give the MUL's result the norm's input bytes.
+bool OpPreparer::fused_io_safe(uint32_t opcode, const PreparedOp& p) const {
   auto overlap = [](const htp_tensor& a, const htp_tensor& b) {
     return a.bank == b.bank && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
   };
@@ -128,7 +129,7 @@ bool OpPreparer::fused_io_safe(uint32_t opcode, const PreparedOp& p) {
   for (uint32_t k = 0; k < p.n_dst_ext; ++k) outs[1 + k] = &p.dst_ext[k];
   const uint32_t n_out = 1 + p.n_dst_ext;
   bool one_chunk = false;
-  if (htp_mmf_is_fused(opcode) && opcode != HTP_OP_MUL_MAT_ID_FFN) {
+  if (htp_mmf_is_fused(opcode) && opcode != HTP_OP_MUL_MAT_ID_FFN && n_devices_ == 1) {
     const htp_mmf_params kp = htp_kparams_get<htp_mmf_params>(p.op);
     one_chunk = kp.cfg[0].act_rows == htp_tensor_nrows(p.src[0]);
   }

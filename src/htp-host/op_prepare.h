@@ -32,7 +32,9 @@ struct PreparedOp {
 
 class OpPreparer {
  public:
-  OpPreparer(const Pool& pool, const DeviceWeights& weights) : pool_(pool), weights_(weights) {}
+  // n_devices: the sessions every op is split across (the group's; fused ops depend on it).
+  OpPreparer(const Pool& pool, const DeviceWeights& weights, uint32_t n_devices = 1)
+      : pool_(pool), weights_(weights), n_devices_(n_devices) {}
 
   // The device's view of `t`: its pool bank and offset, or its weight copy; false when the
   // device cannot address it (not in the pool, a view into a tiled weight, beyond 32 bits).
@@ -53,10 +55,11 @@ class OpPreparer {
   htp_status prepare_desc(int32_t key_op, uint32_t opcode, OpBuilder build, const graph::Tensor& params_node,
                           const int32_t* params, const graph::Tensor* const* srcs, const graph::Tensor* const* dsts,
                           const htp_hwinfo& hw, PreparedOp* out);
-  static bool fused_io_safe(uint32_t opcode, const PreparedOp& p);
+  bool fused_io_safe(uint32_t opcode, const PreparedOp& p) const;
 
   const Pool& pool_;
   const DeviceWeights& weights_;
+  uint32_t n_devices_;
   OpCache cache_;
 };
 

@@ -109,6 +109,14 @@ htp_status drain_dma(htp_session* s) {
   return st;
 }
 
+// Several devices: the op's outputs leave this device's caches before its next fence signal
+// (the DMA queues are drained already), so the peers and the host read them from memory.
+void clean_outputs(const htp_op_ctx& ctx) {
+  platform_cache_clean(ctx.dst->data, ctx.dst->t.size);
+  for (const tensor_ref* d : ctx.dst_ext)
+    if (d != nullptr) platform_cache_clean(d->data, d->t.size);
+}
+
 void setup_trace(htp_session* s, uint8_t* msg, const htp_batch_header& h, uint64_t t0) {
   const bool on = (h.flags & HTP_BATCH_TRACE) != 0;
   uint8_t* areas = msg + h.trace_offset + (uint64_t)s->mdev.idx * h.trace_stride;
@@ -167,12 +175,12 @@ htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_
       if (s->mdev.count > 1 && (s->op.flags & HTP_OPF_FENCE) != 0)
         st = fence_barrier(fence, s->mdev, h.fence_seq + i, &s->trace[0], &rsp->fence_ns);
       const uint64_t start = platform_time_ns();
-      // A family that does not split its rows runs whole on device 0; the others skip it.
-      const bool skip = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0 ||
-                        (s->mdev.count > 1 && s->mdev.idx != 0 && !dispatch_splits(s->op.opcode));
+      // Every family computes its own device's share (ops/ops.h), device 0 alone where it cannot split.
+      const bool skip = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0;
       if (st == HTP_OK) st = i == s->config.fail_op ? HTP_ERR_INTERNAL : skip ? HTP_OK : dispatch_op(&ctx);
       const htp_status dma_st = drain_dma(s);
       if (st == HTP_OK) st = dma_st;
+      if (s->mdev.count > 1) clean_outputs(ctx);
       op_ns[i] = platform_time_ns() - start;
       for (uint32_t t = 0; t < s->config.n_threads; ++t) trace_end(&s->trace[t], HTP_EV_OP, (uint16_t)i);
     }

@@ -5,10 +5,14 @@
 namespace hexllm::htp {
 
 void fence_signal(htp_fence_slot* slots, const htp_mdev& m, uint32_t seq, htp_status status) {
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  // The outputs' cache lines were cleaned after each op (batch.cpp): wait for that to finish.
+  platform_write_barrier();
   htp_fence_slot* mine = &slots[m.idx];
   atomic_store_relaxed(&mine->status, (uint32_t)status);
   __atomic_store_n(&mine->seq, seq, __ATOMIC_RELEASE);
+  // The slot itself goes to memory at once, where the peers poll it.
+  platform_cache_clean(mine, sizeof *mine);
+  platform_write_barrier();
 }
 
 htp_status fence_barrier(htp_fence_slot* slots, const htp_mdev& m, uint32_t seq, trace_buf* trace, uint64_t* wait_ns) {
@@ -21,6 +25,7 @@ htp_status fence_barrier(htp_fence_slot* slots, const htp_mdev& m, uint32_t seq,
     const htp_fence_slot* peer = &slots[p];
     // Spin briefly (peers usually arrive within microseconds), then yield: devices may share cores.
     for (uint32_t spins = 0;; ++spins) {
+      platform_cache_clean(peer, sizeof *peer);  // drop a stale copy of the peer's line
       const uint32_t s = __atomic_load_n(&peer->seq, __ATOMIC_ACQUIRE);
       if (htp_fence_reached(s, seq)) {
         // The status belongs to the seq read before it (published in that order).

@@ -9,8 +9,9 @@
 
 namespace hexllm::htp {
 
-// Publishes {seq, status} in this device's slot. The full fence first: every write of the ops
-// before it is visible to the peers (and the host) before they can see seq.
+// Publishes {seq, status} in this device's slot. The write barrier first (platform.h): every
+// write of the ops before it, cleaned from the caches after each op, is in memory before the
+// peers (and the host) can see seq; then the slot's own line is cleaned.
 void fence_signal(htp_fence_slot* slots, const htp_mdev& m, uint32_t seq, htp_status status);
 
 // Signals seq, then waits until every peer has reached it. HTP_ERR_PEER as soon as a peer that

@@ -116,6 +116,17 @@ TEST(Cli, BenchAblationTablesEveryVariant) {
   expect_error(run("bench -m '" + tiny_model() + "' -p 16 -n 4 --ablate --device ref"), "--ablate");
 }
 
+// --htp-devices 1,2 with -t 2: one row per device count, the two threads divided among them.
+TEST(Cli, BenchRowsForEveryDeviceCount) {
+  const CliResult r = run("bench -m '" + tiny_model() + "' -p 16 -n 4 -r 1 -t 2 --htp-devices 1,2 --no-roofline");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* row : {"|       1 x 2 |   pp16 |", "|       1 x 2 |    tg4 |", "|       2 x 1 |   pp16 |",
+                          "|       2 x 1 |    tg4 |"})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << " missing:\n" << r.out;
+  expect_error(run("bench -m '" + tiny_model() + "' -p 16 -n 4 --htp-devices 1,9"), "--htp-devices: '9'");
+  expect_error(run("bench -m '" + tiny_model() + "' -p 16 -n 4 --htp-devices 1,2 --ablate"), "--ablate");
+}
+
 TEST(Cli, EvalWritesEveryPositionsLogits) {
   const std::string logits = test::temp_dir() + "/cli-eval.f32";
   const CliResult r = run("eval -m '" + tiny_model() + "' --tokens 1,2,3,4,5 --logits '" + logits + "' --json");

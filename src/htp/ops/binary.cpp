@@ -2,7 +2,7 @@
 // (ne11/ne12/ne13 dividing dst's) and within a row (ne10 dividing ne0); and ADD_ID (src1 rows
 // chosen by an index tensor), at the end of the file.
 //
-// Rows are split across workers; each worker streams blocks of rows, a run strided alike in
+// A device's rows (whole 128-byte lines of dst, ops/ops.h) are split across its workers; each worker streams blocks of rows, a run strided alike in
 // src0, src1 and dst, through the DMA pipeline of ops/pipeline.h.
 #include "htp/abi/binary_params.h"
 #include "htp/ops/ops.h"
@@ -17,7 +17,7 @@ struct binary_job {
   const htp_op_ctx* ctx;
   htp_binary_params p;
   uint32_t opcode;
-  uint32_t n_rows;  // rows of dst, flattened over ne1..ne3
+  htp_mdev_range rows;  // this device's flattened rows of dst (all of them on a single device)
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -126,8 +126,8 @@ void binary_worker(unsigned n, unsigned i, void* data) {
   auto* j = (binary_job*)data;
   const htp_op_ctx* ctx = j->ctx;
   // This worker's rows, from i alone.
-  binary_blocks k{j, ctx->vtcm_base + (uint64_t)i * j->p.layout.thread_bytes,
-                  (uint32_t)((uint64_t)j->n_rows * i / n), (uint32_t)((uint64_t)j->n_rows * (i + 1) / n)};
+  const htp_mdev_range part = htp_worker_part(j->rows, i, n);
+  binary_blocks k{j, ctx->vtcm_base + (uint64_t)i * j->p.layout.thread_bytes, part.start, part.start + part.count};
   j->status[i] = dma_pipeline_run(&ctx->dma[i], &ctx->trace[i], k) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
@@ -138,7 +138,7 @@ void binary_worker(unsigned n, unsigned i, void* data) {
 struct add_id_job {
   const htp_op_ctx* ctx;
   htp_add_id_params p;
-  uint32_t n_rows;
+  htp_mdev_range rows;  // this device's flattened rows of dst
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -218,8 +218,8 @@ void add_id_worker(unsigned n, unsigned w, void* data) {
   auto* j = (add_id_job*)data;
   const htp_op_ctx* ctx = j->ctx;
   const htp_add_id_params& p = j->p;
-  const uint32_t r_begin = (uint32_t)((uint64_t)j->n_rows * w / n);
-  const uint32_t r_end = (uint32_t)((uint64_t)j->n_rows * (w + 1) / n);
+  const htp_mdev_range part = htp_worker_part(j->rows, w, n);
+  const uint32_t r_begin = part.start, r_end = part.start + part.count;
   for (uint32_t r = r_begin; r < r_end; ++r) {
     const uint32_t t = htp_fastdiv(r, p.ne1);
     const int32_t e = id_at(*ctx->src[2], r - t * p.ne1.div, t);
@@ -248,9 +248,10 @@ htp_status op_add_id(htp_op_ctx* ctx) {
   add_id_job job;
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_add_id_params>(*ctx->op);
-  job.n_rows = (uint32_t)n_rows;
   st = htp_add_id_params_check(job.p, td, t0, t1, ti, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
+  job.rows = op_device_rows(ctx, (uint32_t)n_rows, td.ne[0] * 4);
+  if (job.rows.count == 0) return HTP_OK;
   return run_workers(ctx, add_id_worker, &job, job.status, job.p.n_threads);
 }
 
@@ -274,9 +275,10 @@ htp_status op_binary(htp_op_ctx* ctx) {
   job.ctx = ctx;
   job.p = htp_kparams_get<htp_binary_params>(*ctx->op);
   job.opcode = opcode;
-  job.n_rows = (uint32_t)n_rows;
   st = htp_binary_params_check(job.p, td, ctx->src[0]->t, t1, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
+  job.rows = op_device_rows(ctx, (uint32_t)n_rows, td.ne[0] * 4);
+  if (job.rows.count == 0) return HTP_OK;
   return run_workers(ctx, binary_worker, &job, job.status, job.p.n_threads);
 }
 

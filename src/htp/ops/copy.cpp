@@ -1,6 +1,7 @@
 // Copy family: CPY, CONT, DUP, CONCAT, REPEAT, PAD, FILL (see htp/abi/copy_params.h).
 //
-// ROWS kind: dst rows are split across workers from (n, i) alone; a block is a run of dst rows
+// Devices take whole 128-byte lines of dst rows (ops/ops.h), or device 0 all of them.
+// ROWS kind: a device's dst rows are split across workers from (n, i) alone; a block is a run of dst rows
 // whose source rows are consecutive too. Blocks stream through the DMA pipeline of
 // ops/pipeline.h: the source pieces come in (one 2-D
 // descriptor for dense rows, one per row whose elements are strided), each dst row is built by
@@ -107,7 +108,7 @@ struct copy_job {
   htp_copy_params p;
   uint32_t opcode;
   int32_t dim;           // CONCAT
-  uint32_t n_rows;       // dst rows
+  htp_mdev_range rows;   // this device's dst rows (all of them on a single device)
   htp_tensor dv, sv;     // dst and src0 as the rows see them (CPY family may reshape a contiguous side)
   uint32_t n0, n1, rep;  // piece elements and repeats of piece 0 per dst row
   uint32_t row_elems;    // dst elements (blocks) per row
@@ -303,8 +304,8 @@ struct copy_blocks {
 void rows_worker(unsigned n, unsigned w, void* data) {
   auto* j = (copy_job*)data;
   const htp_op_ctx* ctx = j->ctx;
-  copy_blocks k{j, ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes,
-                (uint32_t)((uint64_t)j->n_rows * w / n), (uint32_t)((uint64_t)j->n_rows * (w + 1) / n)};
+  const htp_mdev_range part = htp_worker_part(j->rows, w, n);
+  copy_blocks k{j, ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes, part.start, part.start + part.count};
   j->status[w] = dma_pipeline_run(&ctx->dma[w], &ctx->trace[w], k) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
@@ -318,8 +319,8 @@ void flat_worker(unsigned n, unsigned w, void* data) {
   const htp_tensor& ts = src.t;
   const htp_tensor& td = dst.t;
   const uint32_t ne0 = td.ne[0];
-  const uint32_t r_begin = (uint32_t)((uint64_t)j->n_rows * w / n);
-  const uint32_t r_end = (uint32_t)((uint64_t)j->n_rows * (w + 1) / n);
+  const htp_mdev_range part = htp_worker_part(j->rows, w, n);
+  const uint32_t r_begin = part.start, r_end = part.start + part.count;
   trace_buf* tr = &j->ctx->trace[w];
   trace_begin(tr, HTP_EV_COMPUTE, 0);
   for (uint32_t r = r_begin; r < r_end; ++r) {
@@ -380,7 +381,10 @@ htp_status op_copy(htp_op_ctx* ctx) {
   if (htp_copy_cpy_family(opcode)) htp_copy_row_views(td, *t0, &job.dv, &job.sv);  // checked by the params
   const uint64_t n_rows = htp_copy_work_rows(job.p.kind, td, job.dv);
   if (n_rows > 0xffffffffu) return HTP_ERR_INVALID_PARAMS;
-  job.n_rows = (uint32_t)n_rows;
+  // Devices split the rows the workers walk (dv, or dst itself for FLAT) in whole lines of dst.
+  const htp_tensor& walked = job.p.kind == HTP_COPY_FLAT ? td : job.dv;
+  job.rows = op_device_rows(ctx, walked, (uint32_t)n_rows, htp_copy_row_elems(walked) * htp_copy_elem_bytes(walked));
+  if (job.rows.count == 0) return HTP_OK;
   htp_copy_piece_elems(opcode, params, job.dv, t0, t1, &job.n0, &job.n1);
   job.row_elems = htp_copy_row_elems(job.dv);
   job.rep = opcode == HTP_OP_REPEAT ? job.row_elems / job.n0 : 1;

@@ -4,7 +4,8 @@
 //
 // Work units (abi/flash_attn_params.h) are by heads (prefill) or KV chunks over all heads
 // (decode, split KV); worker i takes units i, i + n, ... (units late in a causal prefill cost
-// more; interleaving balances them). Per unit:
+// more; interleaving balances them). Several devices interleave by-heads units the same way
+// (device d, worker i: unit d + count * i, step count * n); split KV runs on device 0. Per unit:
 //   1. the Q rows of its heads and queries come in through DMA and become scaled F32 tiles;
 //   2. with a mask, the unit's mask tiles stream through VTCM once to mark the K/V blocks in
 //      which some query sees some key (padding, causal future and sliding windows are skipped
@@ -39,6 +40,8 @@ struct fa_job {
   uint32_t gqa;
   uint32_t n_blocks;
   bool split;
+  // The units this device takes: unit0, unit0 + unit_step, ... (0, 1: all of them).
+  uint32_t unit0, unit_step;
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -486,7 +489,8 @@ void fa_worker(unsigned n, unsigned i, void* data) {
   auto* j = (fa_job*)data;
   unit_runner runner(*j, i);
   bool ok = true;
-  for (uint32_t u = i; u < j->p.n_units && ok; u += n) ok = runner.run(unit_at(*j, u));
+  const uint32_t step = n * j->unit_step;
+  for (uint32_t u = j->unit0 + i * j->unit_step; u < j->p.n_units && ok; u += step) ok = runner.run(unit_at(*j, u));
   if (!ok) dma_queue_flush(&j->ctx->dma[i]);
   j->status[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
 }
@@ -580,6 +584,20 @@ htp_status op_flash_attn(htp_op_ctx* ctx) {
   job.gqa = job.s.n_head / job.s.n_head_kv;
   job.n_blocks = htp_fa_ceil_div(job.s.n_kv, job.t.block_kv);
   job.split = (job.p.flags & HTP_FA_SPLIT_KV) != 0;
+  job.unit0 = 0;
+  job.unit_step = 1;
+  if (ctx->mdev.count > 1) {
+    // By heads, devices interleave units as workers do (causal prefill's late units cost more).
+    // A unit writes whole head rows of the output, so it owns its lines when every head row
+    // does. Split KV combines all heads at the end: device 0 alone, as when too few units.
+    const bool heads_lined = htp_mdev_rows_per_chunk(td, job.s.dv * 4) == 1;
+    if (!job.split && heads_lined && job.p.n_units >= ctx->mdev.count) {
+      job.unit0 = ctx->mdev.idx;
+      job.unit_step = ctx->mdev.count;
+    } else if (ctx->mdev.idx != 0) {
+      return HTP_OK;
+    }
+  }
   st = run_workers(ctx, fa_worker, &job, job.status, job.p.n_threads);
   if (st != HTP_OK) return st;
   if (job.split) {

@@ -4,7 +4,8 @@
 // a GLU run that reads the gate and up results from VTCM and writes only glu(gate, up) to DDR.
 // A part computes with its unfused configuration and the same kernels, and an addend or the GLU
 // is applied to the same float values the unfused ADD / SWIGLU / GEGLU would read, so the fused
-// op gives the unfused sequence's bits.
+// op gives the unfused sequence's bits. Several devices split every part by output columns, as
+// the unfused matmuls do, each device quantizing the whole chunk for its own columns.
 #include "htp/abi/matmul_fused_params.h"
 #include "htp/ops/matmul_impl.h"
 #include "htp/util.h"
@@ -26,12 +27,14 @@ struct glu_job {
   htp_status status[HTP_MAX_THREADS];
 };
 
-// Rows of the chunk split evenly; each row is computed into its VTCM gate row (or straight into
-// DDR in zero-copy mode) and written back through the worker's FIFO.
+// Rows of the chunk split evenly; each row's columns of this device (its gate / up tiles) are
+// computed into its VTCM gate row (or straight into DDR in zero-copy mode) and written back
+// through the worker's FIFO.
 void glu_worker(unsigned n, unsigned w, void* data) {
   auto* j = (glu_job*)data;
   const mm_job& m = *j->part0;
-  const uint32_t rows = m.chunk_end - m.chunk0, cols = m.s.m;
+  const uint32_t rows = m.chunk_end - m.chunk0;
+  const uint32_t c0 = m.tile0 * kHtpTileRows, cols = htp_min(m.tile_end * kHtpTileRows, m.s.m) - c0;
   const uint32_t r_begin = (uint32_t)((uint64_t)rows * w / n), r_end = (uint32_t)((uint64_t)rows * (w + 1) / n);
   j->status[w] = HTP_OK;
   if (r_begin == r_end) return;
@@ -40,9 +43,9 @@ void glu_worker(unsigned n, unsigned w, void* data) {
   bool ok = true;
   trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)r_begin);
   for (uint32_t r = r_begin; r < r_end && ok; ++r) {
-    auto* g = (uint8_t*)(j->gate + (uint64_t)r * j->stride);
-    const auto* u = (const float*)(j->up + (uint64_t)r * j->stride);
-    uint8_t* dst = mm_out_row(m, *j->out, m.chunk0 + r);
+    auto* g = (uint8_t*)(j->gate + (uint64_t)r * j->stride + (uint64_t)c0 * 4);
+    const auto* u = (const float*)(j->up + (uint64_t)r * j->stride + (uint64_t)c0 * 4);
+    uint8_t* dst = mm_out_row(m, *j->out, m.chunk0 + r) + (uint64_t)c0 * 4;
     const dma_view y = dma_queue_write_target(q, g, j->stride, dst, j->stride);
     if (j->glu == HTP_OP_SWIGLU) j->vm->swiglu((const float*)g, u, (float*)y.ptr, cols);
     else j->vm->geglu((const float*)g, u, (float*)y.ptr, cols);
@@ -76,8 +79,6 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
   htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
   htp_status st = htp_mmf_params_check(p, opcode, ctx->op->params, t, ctx->n_threads, ctx->vtcm_size, shapes);
   if (st != HTP_OK) return st;
-  // Several outputs that each would split differently: device 0 runs a fused op alone.
-  if (ctx->mdev.count > 1 && ctx->mdev.idx != 0) return HTP_OK;
   const uint32_t n_parts = p.n_parts, glu = p.glu;
 
   mm_job jobs[HTP_MMF_MAX_PARTS];
@@ -100,6 +101,20 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
       j.addend_area = ctx->vtcm_base + p.addend_offset;
       j.addend_bytes = p.addend_bytes;
     }
+  }
+  // Devices split each part's output columns in tiles of whole 128-byte lines of its output,
+  // as the unfused matmul does (FFN: gate and up both by the GLU output, so one range).
+  if (ctx->mdev.count > 1) {
+    bool any = false;
+    for (uint32_t k = 0; k < n_parts; ++k) {
+      const tensor_ref* out = outs[ffn ? 0 : k];
+      const htp_mdev_range tiles =
+          htp_mdev_partition(shapes[k].n_tiles, htp_mdev_cols_per_chunk(out->t, kHtpTileRows), ctx->mdev);
+      jobs[k].tile0 = tiles.start;
+      jobs[k].tile_end = tiles.start + tiles.count;
+      any |= tiles.count > 0;
+    }
+    if (!any) return HTP_OK;
   }
   if (opcode == HTP_OP_MUL_MAT_ID_FFN) {  // one routing for both parts: same ids, same aux area
     st = mm_route_ids(&jobs[0]);
@@ -124,8 +139,8 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
     for (uint32_t k = 0; k < n_parts; ++k) mm_job_chunk(&jobs[k], c0);
     st = run_workers(ctx, mm_quant_worker, &jobs[0], jobs[0].status, p.cfg[0].quant_threads);
     for (uint32_t k = 0; k < n_parts && st == HTP_OK; ++k)
-      st = run_workers(ctx, mm_worker, &jobs[k], jobs[k].status, p.cfg[k].n_threads);
-    if (st == HTP_OK && ffn)
+      if (jobs[k].tile0 != jobs[k].tile_end) st = run_workers(ctx, mm_worker, &jobs[k], jobs[k].status, p.cfg[k].n_threads);
+    if (st == HTP_OK && ffn && jobs[0].tile0 != jobs[0].tile_end)
       st = run_workers(ctx, glu_worker, &gj, gj.status, htp_min((uint32_t)p.cfg[0].n_threads, jobs[0].chunk_end - c0));
     if (st != HTP_OK) return st;
   }

@@ -36,14 +36,26 @@ struct htp_op_ctx {
   htp_mdev mdev;       // this device in its group; count 1: the op runs whole here
 };
 
-// The flattened rows [start, start + count) of an op's destination this device computes, each
-// row `row_bytes` long: all of them on a single device; otherwise a share in whole 128-byte
-// lines, or everything on device 0 when the destination cannot be split (htp_partition.h).
-inline htp_mdev_range op_device_rows(const htp_op_ctx* ctx, uint32_t n_rows, uint32_t row_bytes) {
-  htp_mdev_range r{0, n_rows};
-  if (ctx->mdev.count > 1)
-    r = htp_mdev_partition(n_rows, htp_mdev_rows_per_chunk(ctx->dst->t, row_bytes), ctx->mdev);
+// The share [start, start + count) of `n` units (rows, heads, ...) this device computes, in
+// chunks of `per_chunk` units (htp_partition.h): all of them on a single device; device 0 does
+// everything when per_chunk is 0 (the units cannot be split safely) or there are too few chunks.
+inline htp_mdev_range op_device_share(const htp_op_ctx* ctx, uint32_t n, uint32_t per_chunk) {
+  htp_mdev_range r{0, n};
+  if (ctx->mdev.count > 1) r = htp_mdev_partition(n, per_chunk, ctx->mdev);
   return r;
+}
+
+// The flattened rows of `rows_of` (the op's destination, or a view of it as the kernel walks
+// it) this device computes, each row `row_bytes` long: a share in whole 128-byte lines.
+inline htp_mdev_range op_device_rows(const htp_op_ctx* ctx, const htp_tensor& rows_of, uint32_t n_rows,
+                                     uint32_t row_bytes) {
+  htp_mdev_range r{0, n_rows};
+  if (ctx->mdev.count > 1) r = htp_mdev_partition(n_rows, htp_mdev_rows_per_chunk(rows_of, row_bytes), ctx->mdev);
+  return r;
+}
+
+inline htp_mdev_range op_device_rows(const htp_op_ctx* ctx, uint32_t n_rows, uint32_t row_bytes) {
+  return op_device_rows(ctx, ctx->dst->t, n_rows, row_bytes);
 }
 
 // Runs `fn(n, w, job)` on n workers of the session's queue and returns the first failure among

@@ -1,6 +1,7 @@
 // Reduce family: SUM_ROWS, ARGSORT and TOP_K on F32 rows.
 //
-// Rows are split across workers from (n, i) alone and stream through the DMA pipeline of
+// Rows are split across devices by output rows (whole 128-byte lines of dst), then across
+// workers from (n, i) alone and stream through the DMA pipeline of
 // ops/pipeline.h: one 2-D fetch of a block of rows, the row-wise work, one 2-D write-back of
 // the block's results.
 //
@@ -61,7 +62,7 @@ struct reduce_job {
   const vmath_ops* vm;
   htp_reduce_params p;
   uint32_t opcode;
-  uint32_t n_rows;
+  htp_mdev_range rows;  // this device's rows (one output row per source row)
   bool descending;  // ARGSORT order (TOP_K is always descending)
   htp_status status[HTP_MAX_THREADS];
 };
@@ -159,8 +160,8 @@ struct reduce_blocks {
 void reduce_worker(unsigned n, unsigned w, void* data) {
   auto* j = (reduce_job*)data;
   const htp_op_ctx* ctx = j->ctx;
-  reduce_blocks k{j, ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes,
-                  (uint32_t)((uint64_t)j->n_rows * w / n), (uint32_t)((uint64_t)j->n_rows * (w + 1) / n)};
+  const htp_mdev_range part = htp_worker_part(j->rows, w, n);
+  reduce_blocks k{j, ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes, part.start, part.start + part.count};
   j->status[w] = dma_pipeline_run(&ctx->dma[w], &ctx->trace[w], k) ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
@@ -267,10 +268,13 @@ htp_status op_reduce(htp_op_ctx* ctx) {
   job.vm = &vmath_select();
   job.p = htp_kparams_get<htp_reduce_params>(*ctx->op);
   job.opcode = opcode;
-  job.n_rows = (uint32_t)n_rows;
   job.descending = opcode == HTP_OP_TOP_K || params[0] == 1;
   st = htp_reduce_params_check(job.p, opcode, params, td, ts, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
+  // Devices split by output rows (SUM_ROWS: 4 bytes each, so 32 rows make a line); one long
+  // row streaming for TOP_K is a single row: device 0 alone.
+  job.rows = op_device_rows(ctx, (uint32_t)n_rows, job.p.dst_row_bytes);
+  if (job.rows.count == 0) return HTP_OK;
   if (job.p.piece_block != 0) {
     st = run_workers(ctx, topk_piece_worker, &job, job.status, job.p.n_threads);
     return st != HTP_OK ? st : topk_pieces_merge(job);

@@ -2,7 +2,8 @@
 // (2i, 2i + 1), NEOX pairs (i, i + n_dims / 2)); dims past n_dims pass through; YaRN ramp and
 // magnitude folded into per-pair frequencies and a scale (see abi/rope_params.h).
 //
-// Rows (head i1, token i2, i3) are split across workers; each worker streams blocks of rows
+// Rows (head i1, token i2, i3), flattened, are split across devices in whole lines of dst and
+// then across workers; each worker streams blocks of rows
 // through the DMA pipeline of ops/pipeline.h, the positions of a block's tokens riding along.
 // Per worker, a table of pair frequencies (double) is built once;
 // per token the cos/sin cache is rebuilt from theta = pos * freq[i], reduced and evaluated in
@@ -55,7 +56,7 @@ inline sin_cos rope_sin_cos(double x) {
 struct rope_job {
   const htp_op_ctx* ctx;
   htp_rope_params p;
-  uint32_t n_rows;
+  htp_mdev_range rows;  // this device's flattened rows of dst (all of them on a single device)
   htp_status status[HTP_MAX_THREADS];
 };
 
@@ -220,8 +221,8 @@ void rope_worker(unsigned n, unsigned i, void* data) {
   }
   if (ok) build_freqs(p, ff, freq);
 
-  rope_blocks k{j,     area, (uint32_t)((uint64_t)j->n_rows * i / n), (uint32_t)((uint64_t)j->n_rows * (i + 1) / n),
-                freq,  cos_c, cos_c + half, false, 0};
+  const htp_mdev_range part = htp_worker_part(j->rows, i, n);
+  rope_blocks k{j, area, part.start, part.start + part.count, freq, cos_c, cos_c + half, false, 0};
   if (!ok) k.r_end = k.next_row;  // no blocks: the freq table is not there
   ok = dma_pipeline_run(q, tr, k) && ok;
   j->status[i] = ok ? HTP_OK : HTP_ERR_INTERNAL;
@@ -244,10 +245,11 @@ htp_status op_rope(htp_op_ctx* ctx) {
   const uint64_t n_rows = htp_tensor_nrows(td);
   if (n_rows == 0 || td.ne[0] == 0) return HTP_OK;
   if (n_rows > 0xffffffffu) return HTP_ERR_INVALID_PARAMS;
-  job.n_rows = (uint32_t)n_rows;
   st = htp_rope_params_check(job.p, td, ctx->src[0]->t, ctx->src[1]->t, ff, params, ctx->n_threads,
                              ctx->vtcm_size);
   if (st != HTP_OK) return st;
+  job.rows = op_device_rows(ctx, (uint32_t)n_rows, td.ne[0] * 4);
+  if (job.rows.count == 0) return HTP_OK;
   return run_workers(ctx, rope_worker, &job, job.status, job.p.n_threads);
 }
 

@@ -2,7 +2,8 @@
 // from plain GGUF rows or from weights repacked into 8-row tiles) and SET_ROWS (scatter F32
 // rows into an F32/F16/BF16 tensor by index: the KV-cache write).
 //
-// Work rows are split across workers from (n, i) alone. Each worker first checks every index
+// Work rows are split across devices (GET_ROWS in whole lines of dst; SET_ROWS only when each
+// dst row owns its lines, else device 0 does it all), then across workers from (n, i) alone. Each worker first checks every index
 // of its range (a bad index fails the op before any access), then streams blocks of rows
 // through the DMA pipeline of ops/pipeline.h.
 //   GET_ROWS: one descriptor per gathered source row (rows are scattered) and one 2-D
@@ -95,7 +96,7 @@ struct rows_job {
   const htp_op_ctx* ctx;
   const vmath_ops* vm;
   htp_rows_params p;
-  uint32_t n_rows;  // work rows
+  htp_mdev_range rows;  // this device's work rows (all of them on a single device)
   uint32_t limit;   // valid index values are [0, limit)
   htp_status status[HTP_MAX_THREADS];
 };
@@ -160,11 +161,11 @@ struct rows_blocks_base {
   bool bad_index;  // an index changed after the check (the op writes over its own index tensor)
 
   rows_blocks_base(const rows_job* j, unsigned n, unsigned w)
-      : jb(j),
-        area(j->ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes),
-        next_row((uint32_t)((uint64_t)j->n_rows * w / n)),
-        r_end((uint32_t)((uint64_t)j->n_rows * (w + 1) / n)),
-        bad_index(false) {}
+      : jb(j), area(j->ctx->vtcm_base + (uint64_t)w * j->p.layout.thread_bytes), bad_index(false) {
+    const htp_mdev_range part = htp_worker_part(j->rows, w, n);
+    next_row = part.start;
+    r_end = part.start + part.count;
+  }
 
   uint8_t* slot_src(uint32_t s) const { return area + s * jb->p.layout.slot_bytes + jb->p.layout.src_offset; }
   uint8_t* out_buf(uint32_t s) const { return area + s * jb->p.layout.slot_bytes + jb->p.layout.dst_offset; }
@@ -326,10 +327,18 @@ htp_status op_rows(htp_op_ctx* ctx) {
   job.ctx = ctx;
   job.vm = &vmath_select();
   job.p = htp_kparams_get<htp_rows_params>(*ctx->op);
-  job.n_rows = (uint32_t)n_rows;
   job.limit = opcode == HTP_OP_GET_ROWS ? t0.ne[1] : td.ne[1];
   st = htp_rows_params_check(job.p, opcode, td, t0, ti, ctx->n_threads, ctx->vtcm_size);
   if (st != HTP_OK) return st;
+  job.rows = {0, (uint32_t)n_rows};
+  if (ctx->mdev.count > 1) {
+    // GET_ROWS writes its work rows in order: a share in whole lines of dst. SET_ROWS scatters
+    // them by index, so it splits only when every dst row owns its lines (any share is then safe).
+    const uint32_t per_line = htp_mdev_rows_per_chunk(td, job.p.dst_row_bytes);
+    const uint32_t per_chunk = opcode == HTP_OP_GET_ROWS ? per_line : per_line == 1 ? 1 : 0;
+    job.rows = htp_mdev_partition((uint32_t)n_rows, per_chunk, ctx->mdev);
+  }
+  if (job.rows.count == 0) return HTP_OK;
   work_fn fn = opcode == HTP_OP_GET_ROWS ? rows_worker<get_rows_blocks> : rows_worker<set_rows_blocks>;
   return run_workers(ctx, fn, &job, job.status, job.p.n_threads);
 }

@@ -41,6 +41,16 @@ uint64_t platform_cycles();   // a free-running cycle counter (for profiles; not
 void* platform_mem_map(size_t bytes, size_t align);
 void platform_mem_unmap(void* p, size_t bytes);
 
+// ---- cache maintenance (several devices sharing memory) ----
+
+// Writes this device made to [p, p + bytes) reach memory and leave its caches, so that another
+// device or the host reads them there (and this device re-reads them from there later). Host:
+// nothing (x86 caches are coherent). Hexagon: dccleaninva on every line of the range.
+void platform_cache_clean(const void* p, size_t bytes);
+// Every cache operation and store before it has completed before any store after it (the
+// step before a device publishes a fence). Host: a full fence. Hexagon: syncht, then barrier.
+void platform_write_barrier();
+
 // ---- scheduling ----
 
 void platform_yield();

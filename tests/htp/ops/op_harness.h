@@ -32,13 +32,16 @@ struct DeviceConfig {
   std::string fuse = "all";  // --htp-fuse
   bool reorder = true;       // --htp-reorder
   uint32_t n_devices = 1;    // device sessions splitting every op (--htp-devices)
+  std::string transport = "inproc";  // --htp-transport (x86 device; the hexagon target is always process)
   std::string label() const;
 };
 
 // The configs every op case runs under: {1, 2} threads x {8 MiB, 256 KiB} VTCM, all three DMA
 // engines among them. Under emulation (HEXLLM_OP_TARGET=hexagon): 1 thread with 8 MiB and 2
 // threads with 256 KiB, which still covers both thread counts and the multi-chunk pipelines.
-// With HEXLLM_OP_DEVICES=N each config runs on N devices (the mdev ctests).
+// With HEXLLM_OP_DEVICES=N each config runs on N devices, with HEXLLM_OP_TRANSPORT=process on
+// the x86 device process (the mdev ctests); each case is then also compared bit for bit with
+// one in-process device (host_differ).
 std::vector<DeviceConfig> standard_configs();
 
 // "host" (in-process device, the default) or "hexagon" (HEXLLM_OP_TARGET).
@@ -52,8 +55,8 @@ struct OpResult {
   double nmse = 0.0;       // over the output tensor (F32/F16 outputs)
   int64_t mismatches = 0;  // differing elements (integer outputs)
   std::string unsupported;  // the first node the device refused
-  // Emulated targets only: output elements whose value differs from the x86 in-process device
-  // (-1: not compared).
+  // Emulated targets, several devices or the process transport: output elements whose value
+  // differs from one x86 in-process device (-1: not compared).
   int64_t host_differ = -1;
   int64_t n_elements = 0;
   std::vector<double> output;  // the device's output values
