@@ -248,14 +248,22 @@ TEST_F(HtpFaults, KillOfOneOfTwoDevicesIsReported) {
   std::printf("[ kill -9 of device 1 of 2 ] slowest report %.1f ms after the kill\n", worst_ms);
 }
 
+// The truth is an undisturbed run, so it must be one: this test once failed in about half the
+// runs because the undisturbed 2-device run itself was not deterministic (a fused RMS_NORM_MUL
+// whose output the memory plan laid over its input shifted by rows; one device wrote rows
+// over input another had not read yet). Two undisturbed runs and one device must agree first.
 TEST_F(HtpFaults, KillOfOneOfTwoDevicesWithRestartFinishesTheSame) {
   Generation want;  // undisturbed, same devices and threads (flash attention's split depends on threads)
-  {
+  for (int devices : {2, 2, 1}) {
     EngineOptions o = options(false);
-    o.htp_devices = 2;
+    o.htp_devices = devices;
     o.htp_threads = 1;
     auto e = open_engine(o);
-    want = generate(*e, kRestartTokens);
+    const Generation g = generate(*e, kRestartTokens);
+    if (want.tokens.empty()) want = g;
+    EXPECT_EQ(g.tokens, want.tokens) << devices << " device(s), undisturbed";
+    EXPECT_EQ(std::memcmp(g.last_logits.data(), want.last_logits.data(), want.last_logits.size() * sizeof(float)), 0)
+        << devices << " device(s), undisturbed";
   }
   for (int rep = 0; rep < 5; ++rep) {
     EngineOptions o = options(true);
