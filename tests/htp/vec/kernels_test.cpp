@@ -322,6 +322,38 @@ TEST(VecActQuant, Q8_256ByHand) {
   }
 }
 
+// Every ISA's quantizers give the generic bytes: blocks of very different magnitudes, an all-zero
+// block (d = 0), -0.0, exact ties at half a step (round half to even) and a long row.
+TEST(VecActQuant, EveryImplMatchesGenericBytes) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0, 1);
+  const uint32_t k = 8192;
+  std::vector<float> x(k);
+  for (uint32_t i = 0; i < k; i++) x[i] = nd(rng) * std::ldexp(1.0f, (int)(i / 256) % 24 - 12);
+  for (uint32_t i = 256; i < 512; i++) x[i] = 0.0f;  // one zero super-block (and 8 zero blocks)
+  x[600] = -0.0f;
+  for (uint32_t i = 1024; i < 1280; i++) x[i] = (float)((int)(i % 64) - 32) + 0.5f;  // amax 127 -> d 1: ties
+  x[1024] = 127.0f;
+  for (uint32_t act : {(uint32_t)HTP_ACT_Q8_32, (uint32_t)HTP_ACT_Q8_256}) {
+    const size_t bytes = act == HTP_ACT_Q8_32 ? k / 32 * sizeof(htp_act_q8_32) : k / 256 * sizeof(htp_act_q8_256);
+    std::vector<uint8_t> want(bytes, 0xAA);
+    vec_generic_kernels().quant[act](x.data(), want.data(), k);
+    for (const vec_kernels* kern : impls()) {
+      SCOPED_TRACE(testing::Message() << kern->name << " act " << act);
+      std::vector<uint8_t> got(bytes, 0x55);
+      kern->quant[act](x.data(), got.data(), k);
+      for (size_t i = 0; i < bytes; i++) ASSERT_EQ(got[i], want[i]) << "byte " << i;
+      // Shorter rows: the first blocks only.
+      std::vector<uint8_t> part(bytes, 0x55);
+      const uint32_t kshort = act == HTP_ACT_Q8_32 ? 96 : 768;
+      kern->quant[act](x.data(), part.data(), kshort);
+      const size_t nshort = act == HTP_ACT_Q8_32 ? 3 * sizeof(htp_act_q8_32) : 3 * sizeof(htp_act_q8_256);
+      for (size_t i = 0; i < nshort; i++) ASSERT_EQ(part[i], want[i]) << "short row byte " << i;
+      for (size_t i = nshort; i < bytes; i++) ASSERT_EQ(part[i], 0x55) << "wrote past k at " << i;
+    }
+  }
+}
+
 TEST(VecActQuant, F32PadsWithZeros) {
   std::vector<float> x = {1, 2, 3};
   for (const vec_kernels* kern : impls()) {
