@@ -224,6 +224,26 @@ TEST_P(VecIsa, GemvTilePairsAndLongKMatchGeneric) {
   }
 }
 
+// K-quant GEMM over more super-blocks than one pass of interleaved activation codes (8 on zmm):
+// the second pass continues from the first's sums.
+TEST_P(VecIsa, KQuantGemmLongKMatchesGeneric) {
+  const vec_kernels& g = vec_generic_kernels();
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  uint32_t seed = 1300;
+  for (uint32_t tt : {HTP_TILE_Q4_K_X8, HTP_TILE_Q5_K_X8, HTP_TILE_Q6_K_X8})
+    for (uint32_t k : {2304u, 4352u})  // 9 and 17 super-blocks
+      for (uint32_t nrows : {21u, 40u})
+        for (uint32_t nact : {3u, 8u, 11u}) {
+          SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
+                                          << " k=" << k << " rows=" << nrows << " nact=" << nact);
+          const Problem p = make_problem(tt, k, nrows, nact, seed++);
+          const auto act = quantize(g, p);
+          const auto want = run(g, p, act, false), got = run(*sp, p, act, false);
+          for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], got[i]) << i;
+        }
+}
+
 INSTANTIATE_TEST_SUITE_P(, VecIsa, testing::ValuesIn(kVecIsaNames),
                          [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
