@@ -7,14 +7,15 @@ namespace hexllm {
 
 struct Roofline {
   int threads = 1;
-  double read_gbps = 0;      // GB/s (1e9 bytes) streaming a buffer far larger than the caches
+  double read_gbps = 0;      // GB/s (1e9 bytes) streaming a buffer far larger than the caches, huge pages where given
+  double read_gbps_4k = 0;   // the same on 4 KiB pages (what memory without huge pages reaches)
   double int8_gops = 0;      // int8 ops/s (a multiply-add counts 2), register-only, all threads (per-thread CPU time)
   const char* int8_isa = "";  // the instruction the peak was measured with (the CPU's best)
   double f32_gflops = 0;      // F32 FMA peak (a fused multiply-add counts 2), as int8_gops
   const char* f32_isa = "";
 };
 
-// Takes about a second per call.
+// Takes one to two seconds per call.
 Roofline measure_roofline(int threads);
 
 }  // namespace hexllm

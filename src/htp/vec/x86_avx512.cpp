@@ -7,6 +7,9 @@
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; only called after
 // htp_vec_select() has seen those features and the OS's ZMM state support.
 #define VEC_DOT 2
+// GEMV reads 4 weight streams per thread here (zpairs); with 4 streams, 2 KiB ahead measured
+// ~5% faster than 4 KiB on 4 KiB pages (the single-stream ymm kernels keep 4 KiB).
+#define VEC_PREFETCH 2048
 // GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
 // pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -156,9 +159,14 @@ VEC_INLINE __m512i bcast4z(const int8_t* p) {
 
 // acc += per 32-bit lane dot of 4 u8 weights and the 4 activation bytes at p, broadcast from
 // memory: one micro-fused uop. GCC keeps the broadcast as its own vpbroadcastd, which costs an
-// extra uop per product and made the front end, not the dot units, the limit.
+// extra uop per product and made the front end, not the dot units, the limit. The accumulator
+// goes in and out by value ("0" / "=v"): as a "+v" lvalue GCC may keep the caller's accumulator
+// array in memory and store it after every product (it did once the drivers took it through a
+// lambda: 292 instructions per block instead of 172, and 40% slower).
 VEC_INLINE void zdot4(__m512i& acc, __m512i w, const int8_t* p) {
-  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*(const int32_t*)p));
+  __m512i r;
+  __asm__("vpdpbusd %3%{1to16%}, %2, %0" : "=v"(r) : "0"(acc), "v"(w), "m"(*(const int32_t*)p));
+  acc = r;
 }
 
 // One activation block as the zmm GEMM reads it: the NC rows of a block side by side, so one
@@ -179,8 +187,10 @@ VEC_INLINE void zprefetch(const uint8_t* b0, const uint8_t* b1) {
 }
 
 // K blocks per pass over the row tiles: the interleaved activations of NC rows (NC x 40 bytes per
-// block) stay within a few tens of KiB of stack.
-constexpr uint32_t kZKChunk = 64;
+// block) stay within a few tens of KiB of stack. GEMV takes K up to 8192 in one pass, so each
+// weight stream is read straight through (10 KiB of stack).
+template <int NC>
+constexpr uint32_t kZKChunk = NC == 1 ? 256 : 64;
 
 template <class P, int NC>
 VEC_INLINE void zact_fill(const htp_act_q8_32* const* a, uint32_t b0, uint32_t nbc, zact* buf) {
@@ -209,33 +219,40 @@ VEC_INLINE void zstep(const uint8_t* b0, const uint8_t* b1, const zact* x, __m51
   }
 }
 
-// 16 rows (tiles t0, t0+1) x NC activation rows over nbc K blocks. Every activation row has its
+// One K block of 16 rows (tiles t0, t0+1) x NC activation rows. Every activation row has its
 // own chain of products (started at its zero-point, so no subtraction follows), and the group
 // loop runs outside the row loop: NC independent chains hide the vpdpbusd latency.
 template <class P, int NC>
-VEC_INLINE void zpair(const uint8_t* t0, size_t rb, const zact* buf, uint32_t nbc, __m512* acc) {
-  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
-  for (uint32_t b = 0; b < nbc; b++) {
-    const uint8_t* b0 = t0 + (size_t)b * kBB;
-    const uint8_t* b1 = b0 + rb;
-    const zact* x = buf + b * NC;
-    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
-    __m512i s[NC];
-    for (int c = 0; c < NC; c++) s[c] = P::kMin ? _mm512_setzero_si512() : _mm512_set1_epi32(x[c].zs);
-    zstep<P, NC, 0>(b0, b1, x, s);
-    zstep<P, NC, 1>(b0, b1, x, s);
-    zstep<P, NC, 2>(b0, b1, x, s);
-    zstep<P, NC, 3>(b0, b1, x, s);
-    const __m512 dw = P::scale(b0, b1);
-    for (int c = 0; c < NC; c++) {
-      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x[c].d)), _mm512_cvtepi32_ps(s[c]), acc[c]);
-      if constexpr (P::kMin) {
-        float ds;
-        __builtin_memcpy(&ds, &x[c].zs, 4);
-        acc[c] = _mm512_fmadd_ps(P::minv(b0, b1), _mm512_set1_ps(ds), acc[c]);
-      }
+VEC_INLINE void zpair_block(const uint8_t* b0, const uint8_t* b1, const zact* x, __m512* acc) {
+  __m512i s[NC];
+  for (int c = 0; c < NC; c++) s[c] = P::kMin ? _mm512_setzero_si512() : _mm512_set1_epi32(x[c].zs);
+  zstep<P, NC, 0>(b0, b1, x, s);
+  zstep<P, NC, 1>(b0, b1, x, s);
+  zstep<P, NC, 2>(b0, b1, x, s);
+  zstep<P, NC, 3>(b0, b1, x, s);
+  const __m512 dw = P::scale(b0, b1);
+  for (int c = 0; c < NC; c++) {
+    acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x[c].d)), _mm512_cvtepi32_ps(s[c]), acc[c]);
+    if constexpr (P::kMin) {
+      float ds;
+      __builtin_memcpy(&ds, &x[c].zs, 4);
+      acc[c] = _mm512_fmadd_ps(P::minv(b0, b1), _mm512_set1_ps(ds), acc[c]);
     }
   }
+}
+
+// NP tile pairs from t0 (pair p at t0 + 2p row tiles) x NC activation rows over nbc K blocks;
+// acc[p * NC + c]. GEMV (NC = 1) takes NP = 2: the pool's weights sit on 4 KiB pages, where one
+// core reads ~30% faster from 4 streams than from 2 (the hardware prefetchers stop at every page).
+template <class P, int NC, int NP>
+VEC_INLINE void zpairs(const uint8_t* t0, size_t rb, const zact* buf, uint32_t nbc, __m512* acc) {
+  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
+  for (uint32_t b = 0; b < nbc; b++)
+    for (int p = 0; p < NP; p++) {
+      const uint8_t* b0 = t0 + 2 * p * rb + (size_t)b * kBB;
+      if constexpr (NC == 1) zprefetch<kBB>(b0, b0 + rb);
+      zpair_block<P, NC>(b0, b0 + rb, buf + b * NC, acc + p * NC);
+    }
 }
 
 // NC activation rows against all row tiles: tile pairs on zmm, K in chunks of kZKChunk blocks
@@ -249,20 +266,31 @@ void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* 
   const size_t rb = htp_tile_row_bytes(T, k);
   const htp_act_q8_32* a[NC];
   for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_32*)(act + c * act_stride);
-  alignas(64) zact buf[kZKChunk * NC];
+  constexpr uint32_t kChunk = kZKChunk<NC>;
+  alignas(64) zact buf[kChunk * NC];
   const uint32_t n_pairs = nrows > R ? (nrows - R + 2 * R - 1) / (2 * R) : 0;  // second tile has a row
-  for (uint32_t kb = 0; kb < nb; kb += kZKChunk) {
-    const uint32_t nbc = nb - kb < kZKChunk ? nb - kb : kZKChunk;
+  for (uint32_t kb = 0; kb < nb; kb += kChunk) {
+    const uint32_t nbc = nb - kb < kChunk ? nb - kb : kChunk;
     zact_fill<P, NC>(a, kb, nbc, buf);
-    for (uint32_t t = 0; t < 2 * n_pairs; t += 2) {
-      const uint32_t n = nrows - t * R;
-      const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-      __m512 acc[NC];
-      for (int c = 0; c < NC; c++)
-        acc[c] = kb == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, dst + c * dst_stride + t * R);
-      zpair<P, NC>(w + t * rb + (size_t)kb * kBB, rb, buf, nbc, acc);
-      for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
-    }
+    auto run = [&]<int NP>(uint32_t t) {
+      __m512 acc[NP * NC];
+      __mmask16 m[NP];
+      for (int p = 0; p < NP; p++) {
+        const uint32_t n = nrows - (t + 2 * p) * R;
+        m[p] = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+        for (int c = 0; c < NC; c++)
+          acc[p * NC + c] =
+              kb == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m[p], dst + c * dst_stride + (t + 2 * p) * R);
+      }
+      zpairs<P, NC, NP>(w + t * rb + (size_t)kb * kBB, rb, buf, nbc, acc);
+      for (int p = 0; p < NP; p++)
+        for (int c = 0; c < NC; c++)
+          _mm512_mask_storeu_ps(dst + c * dst_stride + (t + 2 * p) * R, m[p], acc[p * NC + c]);
+    };
+    uint32_t t = 0;
+    if constexpr (NC == 1)
+      for (; t + 4 <= 2 * n_pairs; t += 4) run.template operator()<2>(t);
+    for (; t < 2 * n_pairs; t += 2) run.template operator()<1>(t);
   }
   const uint32_t t = 2 * n_pairs;
   if (t * R < nrows) {
@@ -325,45 +353,40 @@ VEC_INLINE void zk_scale(__m512i* s32, __m512i* part, __m512i sc) {
   }
 }
 
+// Super-block b of one tile pair (b0, b1: its bytes in tiles t, t+1) x NC activation rows.
 template <bool Q5, int NC>
-VEC_INLINE void zk45(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* a, uint32_t nb, __m512* acc) {
+VEC_INLINE void zk45(const uint8_t* b0, const uint8_t* b1, const htp_act_q8_256* const* a, uint32_t b, __m512* acc) {
   using P = PK45<Q5>;
-  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
   const __m512i lo16 = _mm512_set1_epi32(0xffff);
-  for (uint32_t b = 0; b < nb; b++) {
-    const uint8_t* b0 = t0 + (size_t)b * kBB;
-    const uint8_t* b1 = b0 + rb;
-    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
-    __m512i s32[NC], part[NC];
-    for (int c = 0; c < NC; c++) s32[c] = part[c] = _mm512_setzero_si512();
+  __m512i s32[NC], part[NC];
+  for (int c = 0; c < NC; c++) s32[c] = part[c] = _mm512_setzero_si512();
+  for (uint32_t p = 0; p < 4; p++) {
+    const __m512i scp = zpairs16(b0 + P::kSc + 16 * p, b1 + P::kSc + 16 * p);
+    for (uint32_t h = 0; h < 2; h++) {
+      const uint32_t s = 2 * p + h;
+      const __m512i sc = h == 0 ? _mm512_and_si512(scp, lo16) : _mm512_srli_epi32(scp, 16);
+      zk45_step<Q5, NC, 0>(b0, b1, s, a, b, part);
+      if constexpr (Q5) zk_scale<NC>(s32, part, sc);
+      zk45_step<Q5, NC, 1>(b0, b1, s, a, b, part);
+      zk_scale<NC>(s32, part, sc);
+      zk45_step<Q5, NC, 2>(b0, b1, s, a, b, part);
+      if constexpr (Q5) zk_scale<NC>(s32, part, sc);
+      zk45_step<Q5, NC, 3>(b0, b1, s, a, b, part);
+      zk_scale<NC>(s32, part, sc);
+    }
+  }
+  const __m512 d = zf16x16(b0 + P::kD, b1 + P::kD), dmin = zf16x16(b0 + P::kDmin, b1 + P::kDmin);
+  for (int c = 0; c < NC; c++) {
+    __m512i mins = _mm512_setzero_si512();
     for (uint32_t p = 0; p < 4; p++) {
-      const __m512i scp = zpairs16(b0 + P::kSc + 16 * p, b1 + P::kSc + 16 * p);
-      for (uint32_t h = 0; h < 2; h++) {
-        const uint32_t s = 2 * p + h;
-        const __m512i sc = h == 0 ? _mm512_and_si512(scp, lo16) : _mm512_srli_epi32(scp, 16);
-        zk45_step<Q5, NC, 0>(b0, b1, s, a, b, part);
-        if constexpr (Q5) zk_scale<NC>(s32, part, sc);
-        zk45_step<Q5, NC, 1>(b0, b1, s, a, b, part);
-        zk_scale<NC>(s32, part, sc);
-        zk45_step<Q5, NC, 2>(b0, b1, s, a, b, part);
-        if constexpr (Q5) zk_scale<NC>(s32, part, sc);
-        zk45_step<Q5, NC, 3>(b0, b1, s, a, b, part);
-        zk_scale<NC>(s32, part, sc);
-      }
+      int32_t sp;
+      __builtin_memcpy(&sp, a[c][b].sum32 + 2 * p, 4);
+      mins = _mm512_dpwssd_epi32(mins, zpairs16(b0 + P::kMn + 16 * p, b1 + P::kMn + 16 * p),
+                                 _mm512_set1_epi32(sp));
     }
-    const __m512 d = zf16x16(b0 + P::kD, b1 + P::kD), dmin = zf16x16(b0 + P::kDmin, b1 + P::kDmin);
-    for (int c = 0; c < NC; c++) {
-      __m512i mins = _mm512_setzero_si512();
-      for (uint32_t p = 0; p < 4; p++) {
-        int32_t sp;
-        __builtin_memcpy(&sp, a[c][b].sum32 + 2 * p, 4);
-        mins = _mm512_dpwssd_epi32(mins, zpairs16(b0 + P::kMn + 16 * p, b1 + P::kMn + 16 * p),
-                                   _mm512_set1_epi32(sp));
-      }
-      const __m512 da = _mm512_set1_ps(a[c][b].d);
-      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(d, da), _mm512_cvtepi32_ps(s32[c]), acc[c]);
-      acc[c] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, da), _mm512_cvtepi32_ps(mins), acc[c]);
-    }
+    const __m512 da = _mm512_set1_ps(a[c][b].d);
+    acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(d, da), _mm512_cvtepi32_ps(s32[c]), acc[c]);
+    acc[c] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, da), _mm512_cvtepi32_ps(mins), acc[c]);
   }
 }
 
@@ -378,43 +401,37 @@ VEC_INLINE __m512i zpairs16s(const uint8_t* t0, const uint8_t* t1) {
 }
 
 template <int NC>
-VEC_INLINE void zk6(const uint8_t* t0, size_t rb, const htp_act_q8_256* const* a, uint32_t nb, __m512* acc) {
-  constexpr uint32_t kBB = htp_tile_info(HTP_TILE_Q6_K_X8).block_bytes;
-  for (uint32_t b = 0; b < nb; b++) {
-    const uint8_t* b0 = t0 + (size_t)b * kBB;
-    const uint8_t* b1 = b0 + rb;
-    if constexpr (NC == 1) zprefetch<kBB>(b0, b1);
-    __m512i s32[NC];
-    for (int c = 0; c < NC; c++) s32[c] = _mm512_setzero_si512();
-    for (uint32_t u = 0; u < 16; u++) {
-      const __m512i scp = zpairs16s(b0 + 1536 + 16 * (u / 2), b1 + 1536 + 16 * (u / 2));
-      const __m512i sc = u % 2 == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16) : _mm512_srai_epi32(scp, 16);
-      const __m512i v0 = zload2(b0 + 96 * u, b1 + 96 * u), v1 = zload2(b0 + 96 * u + 32, b1 + 96 * u + 32);
-      const __m512i h = zload2(b0 + 96 * u + 64, b1 + 96 * u + 64);
-      const __m512i g0 = _mm512_or_si512(znib_lo(v0), zh6_bits<0>(h));
-      const __m512i g1 = _mm512_or_si512(znib_hi(v0), zh6_bits<1>(h));
-      const __m512i g2 = _mm512_or_si512(znib_lo(v1), zh6_bits<2>(h));
-      const __m512i g3 = _mm512_or_si512(znib_hi(v1), zh6_bits<3>(h));
-      for (int c = 0; c < NC; c++) {
-        const int8_t* q = a[c][b].q + 16 * u;
-        __m512i part = _mm512_dpbusd_epi32(_mm512_setzero_si512(), g0, bcast4z(q));
-        part = _mm512_dpbusd_epi32(part, g1, bcast4z(q + 4));
-        part = _mm512_dpbusd_epi32(part, g2, bcast4z(q + 8));
-        part = _mm512_dpbusd_epi32(part, g3, bcast4z(q + 12));
-        s32[c] = _mm512_add_epi32(s32[c], _mm512_mullo_epi32(part, sc));
-      }
-    }
-    const __m512 d = zf16x16(b0 + 1664, b1 + 1664);
+VEC_INLINE void zk6(const uint8_t* b0, const uint8_t* b1, const htp_act_q8_256* const* a, uint32_t b, __m512* acc) {
+  __m512i s32[NC];
+  for (int c = 0; c < NC; c++) s32[c] = _mm512_setzero_si512();
+  for (uint32_t u = 0; u < 16; u++) {
+    const __m512i scp = zpairs16s(b0 + 1536 + 16 * (u / 2), b1 + 1536 + 16 * (u / 2));
+    const __m512i sc = u % 2 == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(scp, 16), 16) : _mm512_srai_epi32(scp, 16);
+    const __m512i v0 = zload2(b0 + 96 * u, b1 + 96 * u), v1 = zload2(b0 + 96 * u + 32, b1 + 96 * u + 32);
+    const __m512i h = zload2(b0 + 96 * u + 64, b1 + 96 * u + 64);
+    const __m512i g0 = _mm512_or_si512(znib_lo(v0), zh6_bits<0>(h));
+    const __m512i g1 = _mm512_or_si512(znib_hi(v0), zh6_bits<1>(h));
+    const __m512i g2 = _mm512_or_si512(znib_lo(v1), zh6_bits<2>(h));
+    const __m512i g3 = _mm512_or_si512(znib_hi(v1), zh6_bits<3>(h));
     for (int c = 0; c < NC; c++) {
-      __m512i corr = _mm512_setzero_si512();
-      for (uint32_t p = 0; p < 8; p++) {
-        int32_t sp;
-        __builtin_memcpy(&sp, a[c][b].sum16 + 2 * p, 4);
-        corr = _mm512_dpwssd_epi32(corr, zpairs16s(b0 + 1536 + 16 * p, b1 + 1536 + 16 * p), _mm512_set1_epi32(sp));
-      }
-      const __m512i isum = _mm512_sub_epi32(s32[c], _mm512_slli_epi32(corr, 5));
-      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[c][b].d)), _mm512_cvtepi32_ps(isum), acc[c]);
+      const int8_t* q = a[c][b].q + 16 * u;
+      __m512i part = _mm512_dpbusd_epi32(_mm512_setzero_si512(), g0, bcast4z(q));
+      part = _mm512_dpbusd_epi32(part, g1, bcast4z(q + 4));
+      part = _mm512_dpbusd_epi32(part, g2, bcast4z(q + 8));
+      part = _mm512_dpbusd_epi32(part, g3, bcast4z(q + 12));
+      s32[c] = _mm512_add_epi32(s32[c], _mm512_mullo_epi32(part, sc));
     }
+  }
+  const __m512 d = zf16x16(b0 + 1664, b1 + 1664);
+  for (int c = 0; c < NC; c++) {
+    __m512i corr = _mm512_setzero_si512();
+    for (uint32_t p = 0; p < 8; p++) {
+      int32_t sp;
+      __builtin_memcpy(&sp, a[c][b].sum16 + 2 * p, 4);
+      corr = _mm512_dpwssd_epi32(corr, zpairs16s(b0 + 1536 + 16 * p, b1 + 1536 + 16 * p), _mm512_set1_epi32(sp));
+    }
+    const __m512i isum = _mm512_sub_epi32(s32[c], _mm512_slli_epi32(corr, 5));
+    acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[c][b].d)), _mm512_cvtepi32_ps(isum), acc[c]);
   }
 }
 
@@ -425,18 +442,30 @@ void zkgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float*
   const size_t rb = htp_tile_row_bytes(T, k);
   const htp_act_q8_256* a[NC];
   for (int c = 0; c < NC; c++) a[c] = (const htp_act_q8_256*)(act + c * act_stride);
+  constexpr uint32_t kBB = htp_tile_info(T).block_bytes;
+  // NP tile pairs from row tile t (4 weight streams for GEMV, as zpairs).
+  auto run = [&]<int NP>(uint32_t t) {
+    __m512 acc[NP * NC];
+    for (int l = 0; l < NP * NC; l++) acc[l] = _mm512_setzero_ps();
+    for (uint32_t b = 0; b < nb; b++)
+      for (int p = 0; p < NP; p++) {
+        const uint8_t* b0 = w + (t + 2 * p) * rb + (size_t)b * kBB;
+        if constexpr (NC == 1) zprefetch<kBB>(b0, b0 + rb);
+        if constexpr (T == HTP_TILE_Q6_K_X8)
+          zk6<NC>(b0, b0 + rb, a, b, acc + p * NC);
+        else
+          zk45<T == HTP_TILE_Q5_K_X8, NC>(b0, b0 + rb, a, b, acc + p * NC);
+      }
+    for (int p = 0; p < NP; p++) {
+      const uint32_t n = nrows - (t + 2 * p) * R;
+      const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+      for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + (t + 2 * p) * R, m, acc[p * NC + c]);
+    }
+  };
   uint32_t t = 0;
-  for (; t * R + R < nrows; t += 2) {
-    __m512 acc[NC];
-    for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
-    if constexpr (T == HTP_TILE_Q6_K_X8)
-      zk6<NC>(w + t * rb, rb, a, nb, acc);
-    else
-      zk45<T == HTP_TILE_Q5_K_X8, NC>(w + t * rb, rb, a, nb, acc);
-    const uint32_t n = nrows - t * R;
-    const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-    for (int c = 0; c < NC; c++) _mm512_mask_storeu_ps(dst + c * dst_stride + t * R, m, acc[c]);
-  }
+  if constexpr (NC == 1)
+    for (; (t + 2) * R + R < nrows; t += 4) run.template operator()<2>(t);  // the second pair has a row
+  for (; t * R + R < nrows; t += 2) run.template operator()<1>(t);
   if (t * R < nrows) {
     __m256 acc[NC];
     for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
@@ -518,6 +547,78 @@ void zkgemv(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32
   zkgemm_cols<T, 1>(w, act, 0, dst, 0, k, nrows);
 }
 
+// ---- activation quantizers on zmm: quant_block's numerics (vec.h), so the same bytes ----------
+
+// The activations stream from L3 or DRAM, and each block's chain (max, divide, codes, sums) is
+// long: without software prefetch the quantizers ran at half speed. 2 KiB ahead, `lines` lines.
+VEC_INLINE void zquant_prefetch(const float* x, int lines) {
+  for (int l = 0; l < lines; l++) _mm_prefetch((const char*)(x + 512 + 16 * l), _MM_HINT_T0);
+}
+
+// Round-half-even codes of 16 floats (embedded rounding: independent of MXCSR).
+VEC_INLINE __m512i zcodes(__m512 x, __m512 id) {
+  return _mm512_cvt_roundps_epi32(_mm512_mul_ps(x, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+// max(|x|, m): a NaN in x leaves m, as the generic comparison skips it.
+VEC_INLINE __m512 zabs_max(const float* x, __m512 m) { return _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x)), m); }
+// d = amax / 127 and 1 / d (0 for an all-zero block), as the generic quantizer.
+VEC_INLINE float zscale(float amax, __m512* id) {
+  const float d = amax / 127.0f;
+  *id = _mm512_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+  return d;
+}
+
+void zquant_q8_32(const float* x, uint8_t* act, uint32_t k) {
+  auto* b = (htp_act_q8_32*)act;
+  for (uint32_t i = 0; i < k / 32; i++, x += 32) {
+    zquant_prefetch(x, 2);
+    const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+    __m512 id;
+    b[i].d = zscale(_mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1))), &id);
+    const __m512i c0 = zcodes(x0, id), c1 = zcodes(x1, id);
+    _mm_storeu_si128((__m128i*)b[i].q, _mm512_cvtsepi32_epi8(c0));
+    _mm_storeu_si128((__m128i*)(b[i].q + 16), _mm512_cvtsepi32_epi8(c1));
+    b[i].sum = _mm512_reduce_add_epi32(_mm512_add_epi32(c0, c1));
+  }
+}
+
+// 64 codes (4 vectors of int32, |c| <= 127) as 64 bytes in order: two packs per 128-bit lane leave
+// lane i = [c0_i, c1_i, c2_i, c3_i] (4 bytes each); one dword permute puts c_j's lane i at 4j + i.
+VEC_INLINE __m512i zpack64(const __m512i* c) {
+  const __m512i w = _mm512_packs_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), w);
+}
+
+// The 16-code sums come from the packed bytes: vpsadbw on the codes + 128 (xor 0x80) sums 8
+// bytes per qword, so two qwords are a sum16 + 16 * 128. Cheaper than 16 horizontal adds.
+void zquant_q8_256(const float* x, uint8_t* act, uint32_t k) {
+  auto* b = (htp_act_q8_256*)act;
+  for (uint32_t i = 0; i < k / 256; i++, x += 256) {
+    zquant_prefetch(x, 16);
+    __m512 m = _mm512_setzero_ps();
+    for (int j = 0; j < 16; j++) m = zabs_max(x + 16 * j, m);
+    __m512 id;
+    b[i].d = zscale(_mm512_reduce_max_ps(m), &id);
+    __m512i sums[4];  // qword 2l of sums[g]: sum16 of sub-block 4g + l, + 2048
+    for (int g = 0; g < 4; g++) {
+      __m512i c[4];
+      for (int e = 0; e < 4; e++) c[e] = zcodes(_mm512_loadu_ps(x + 64 * g + 16 * e), id);
+      const __m512i q = zpack64(c);
+      _mm512_storeu_si512(b[i].q + 64 * g, q);
+      const __m512i sad = _mm512_sad_epu8(_mm512_xor_si512(q, _mm512_set1_epi8(-128)), _mm512_setzero_si512());
+      sums[g] = _mm512_add_epi64(sad, _mm512_bsrli_epi128(sad, 8));
+    }
+    const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    const __m128i lo = _mm512_cvtepi64_epi16(_mm512_permutex2var_epi64(sums[0], even, sums[1]));
+    const __m128i hi = _mm512_cvtepi64_epi16(_mm512_permutex2var_epi64(sums[2], even, sums[3]));
+    const __m256i s16 = _mm256_sub_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1),
+                                         _mm256_set1_epi16(16 * 128));
+    _mm256_storeu_si256((__m256i*)b[i].sum16, s16);
+    _mm_storeu_si128((__m128i*)b[i].sum32, _mm256_cvtepi32_epi16(_mm256_madd_epi16(s16, _mm256_set1_epi16(1))));
+    b[i].pad[0] = b[i].pad[1] = b[i].pad[2] = 0;
+  }
+}
+
 constexpr vec_kernels avx512_table() {
   vec_kernels k = x86_table("avx512");
   auto set = [&k](uint32_t tile, vec_gemv_fn v, vec_gemm_fn m) {
@@ -537,6 +638,8 @@ constexpr vec_kernels avx512_table() {
   k.mm[HTP_TILE_F32_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_F32_X8>;
   k.mm[HTP_TILE_F16_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_F16_X8>;
   k.mm[HTP_TILE_BF16_X8 - HTP_TILE_FIRST].gemm = zgemm_f<HTP_TILE_BF16_X8>;
+  k.quant[HTP_ACT_Q8_32] = zquant_q8_32;
+  k.quant[HTP_ACT_Q8_256] = zquant_q8_256;
   return k;
 }
 

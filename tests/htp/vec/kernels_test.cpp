@@ -195,6 +195,55 @@ TEST_P(VecIsa, MatchesGenericBitForBit) {
         }
 }
 
+// GEMV shapes the small ones above miss: several tile pairs (the zmm GEMV reads two pairs at
+// once, then one, then an odd tile), and K past one GEMV pass of activation blocks (256 blocks of
+// 32 on zmm). The GEMM of the same act row must give the same bits as GEMV.
+TEST_P(VecIsa, GemvTilePairsAndLongKMatchGeneric) {
+  const vec_kernels& g = vec_generic_kernels();
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  uint32_t seed = 900;
+  for (uint32_t tt : kAllTiles) {
+    if (htp_tile_is_float(tt)) continue;  // float GEMV sums in another order (MatchesGenericBitForBit)
+    const bool kq = htp_tile_info(tt).kblock == 256;
+    for (uint32_t k : {kq ? 2304u : 8224u, kq ? 512u : 96u})
+      // 45: two pairs, a pair with a partial second tile; 61: two double pairs, the last partial;
+      // 64: whole pairs only; 39: two pairs and a partial odd tile.
+      for (uint32_t nrows : {45u, 61u, 64u, 39u}) {
+        SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
+                                        << " k=" << k << " rows=" << nrows);
+        const Problem p = make_problem(tt, k, nrows, 1, seed++);
+        const auto act = quantize(g, p);
+        const auto want = run(g, p, act, true);
+        const auto v = run(*sp, p, act, true), m = run(*sp, p, act, false);
+        for (size_t i = 0; i < want.size(); i++) {
+          ASSERT_EQ(want[i], v[i]) << "gemv row " << i;
+          ASSERT_EQ(want[i], m[i]) << "gemm row " << i;
+        }
+      }
+  }
+}
+
+// K-quant GEMM over more super-blocks than one pass of interleaved activation codes (8 on zmm):
+// the second pass continues from the first's sums.
+TEST_P(VecIsa, KQuantGemmLongKMatchesGeneric) {
+  const vec_kernels& g = vec_generic_kernels();
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  uint32_t seed = 1300;
+  for (uint32_t tt : {HTP_TILE_Q4_K_X8, HTP_TILE_Q5_K_X8, HTP_TILE_Q6_K_X8})
+    for (uint32_t k : {2304u, 4352u})  // 9 and 17 super-blocks
+      for (uint32_t nrows : {21u, 40u})
+        for (uint32_t nact : {3u, 8u, 11u}) {
+          SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
+                                          << " k=" << k << " rows=" << nrows << " nact=" << nact);
+          const Problem p = make_problem(tt, k, nrows, nact, seed++);
+          const auto act = quantize(g, p);
+          const auto want = run(g, p, act, false), got = run(*sp, p, act, false);
+          for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], got[i]) << i;
+        }
+}
+
 INSTANTIATE_TEST_SUITE_P(, VecIsa, testing::ValuesIn(kVecIsaNames),
                          [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
@@ -290,6 +339,38 @@ TEST(VecActQuant, Q8_256ByHand) {
     for (int i = 0; i < 256; i++) ASSERT_EQ(b.q[i], i % 16 == 0 ? -127 + i / 16 : qv[i % 16]) << i;
     for (int j = 0; j < 16; j++) EXPECT_EQ(b.sum16[j], 119 + j);
     for (int j = 0; j < 8; j++) EXPECT_EQ(b.sum32[j], 238 + 4 * j + 1);
+  }
+}
+
+// Every ISA's quantizers give the generic bytes: blocks of very different magnitudes, an all-zero
+// block (d = 0), -0.0, exact ties at half a step (round half to even) and a long row.
+TEST(VecActQuant, EveryImplMatchesGenericBytes) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0, 1);
+  const uint32_t k = 8192;
+  std::vector<float> x(k);
+  for (uint32_t i = 0; i < k; i++) x[i] = nd(rng) * std::ldexp(1.0f, (int)(i / 256) % 24 - 12);
+  for (uint32_t i = 256; i < 512; i++) x[i] = 0.0f;  // one zero super-block (and 8 zero blocks)
+  x[600] = -0.0f;
+  for (uint32_t i = 1024; i < 1280; i++) x[i] = (float)((int)(i % 64) - 32) + 0.5f;  // amax 127 -> d 1: ties
+  x[1024] = 127.0f;
+  for (uint32_t act : {(uint32_t)HTP_ACT_Q8_32, (uint32_t)HTP_ACT_Q8_256}) {
+    const size_t bytes = act == HTP_ACT_Q8_32 ? k / 32 * sizeof(htp_act_q8_32) : k / 256 * sizeof(htp_act_q8_256);
+    std::vector<uint8_t> want(bytes, 0xAA);
+    vec_generic_kernels().quant[act](x.data(), want.data(), k);
+    for (const vec_kernels* kern : impls()) {
+      SCOPED_TRACE(testing::Message() << kern->name << " act " << act);
+      std::vector<uint8_t> got(bytes, 0x55);
+      kern->quant[act](x.data(), got.data(), k);
+      for (size_t i = 0; i < bytes; i++) ASSERT_EQ(got[i], want[i]) << "byte " << i;
+      // Shorter rows: the first blocks only.
+      std::vector<uint8_t> part(bytes, 0x55);
+      const uint32_t kshort = act == HTP_ACT_Q8_32 ? 96 : 768;
+      kern->quant[act](x.data(), part.data(), kshort);
+      const size_t nshort = act == HTP_ACT_Q8_32 ? 3 * sizeof(htp_act_q8_32) : 3 * sizeof(htp_act_q8_256);
+      for (size_t i = 0; i < nshort; i++) ASSERT_EQ(part[i], want[i]) << "short row byte " << i;
+      for (size_t i = nshort; i < bytes; i++) ASSERT_EQ(part[i], 0x55) << "wrote past k at " << i;
+    }
   }
 }
 
