@@ -55,23 +55,25 @@ std::vector<float> expect_targets_agree(EngineOptions opts, const std::vector<in
   return hexagon;
 }
 
-TEST(HexagonDevice, TinyModelLogitsMatchTheHostDeviceBitForBit) {
-  HEXAGON_OR_SKIP();
+// The tiny model in 32-token batches.
+EngineOptions tiny_options() {
   EngineOptions opts;
   opts.model_path = test::tiny_model_path();
   opts.n_ctx = 64;
   opts.n_batch = 32;
-  expect_targets_agree(opts, {1, 400, 17, 902, 33, 5, 260, 71, 88, 640, 12, 999, 3, 150}, {5, 17, 300, 42});
+  return opts;
+}
+
+TEST(HexagonDevice, TinyModelLogitsMatchTheHostDeviceBitForBit) {
+  HEXAGON_OR_SKIP();
+  expect_targets_agree(tiny_options(), {1, 400, 17, 902, 33, 5, 260, 71, 88, 640, 12, 999, 3, 150}, {5, 17, 300, 42});
 }
 
 // Two Hexagon devices (each cleaning its outputs' cache lines and publishing fences with
 // syncht/barrier) against two x86 devices, and both against one x86 device.
 TEST(HexagonDevice, TwoDevicesMatchTheHostDevicesBitForBit) {
   HEXAGON_OR_SKIP();
-  EngineOptions opts;
-  opts.model_path = test::tiny_model_path();
-  opts.n_ctx = 64;
-  opts.n_batch = 32;
+  EngineOptions opts = tiny_options();
   opts.htp_threads = 1;  // per device; flash attention's KV split depends on the worker count
   const std::vector<int32_t> prompt = {1, 400, 17, 902, 33, 5, 260, 71, 88, 640, 12, 999, 3, 150}, steps = {5, 17, 300};
   const std::vector<float> one = expect_targets_agree(opts, prompt, steps);
