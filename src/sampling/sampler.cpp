@@ -140,10 +140,10 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   if (logits.size() != static_cast<size_t>(n_vocab_))
     fail("sampler: got %zu logits, expected n_vocab = %d", logits.size(), n_vocab_);
   if (best_ids_wanted() == 0) return sample(logits);
-  for (int32_t id : best)
+  for (int32_t id : best) {
     if (id < 0 || id >= n_vocab_) fail("sampler: best id %d is outside the vocabulary [0, %d)", id, n_vocab_);
-  for (int32_t id : best)
     if (std::isnan(logits[static_cast<size_t>(id)])) return sample(logits);  // NaN ranks first on the device
+  }
 
   if (params_.temperature <= 0.0f && (params_.repeat_penalty == 1.0f || recent_.empty()))
     return best.empty() ? sample(logits) : best.front();

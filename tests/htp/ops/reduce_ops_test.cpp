@@ -5,6 +5,8 @@
 #include <numeric>
 
 #include "htp/abi/reduce_params.h"
+#include "model/context.h"
+#include "htp/abi/reduce_params.h"
 #include "op_harness.h"
 
 namespace hexllm::test {
@@ -83,6 +85,10 @@ TEST(HtpReduceOps, TopK) {
     return graph::top_k(t.ctx(), a, 6);
   }, 0.0);
 }
+
+// The context asks for at most what the device selects in one streaming pass: one fact, two
+// layers that must not know each other (the model knows no device).
+static_assert(model::Context::kMaxBestIds == HTP_TOPK_SELECT_MAX);
 
 // One long row (decode's logits under top-k sampling) is cut into a piece per worker, whose
 // lists merge: the best in the first piece, the last, across a piece's block boundary, ties.
