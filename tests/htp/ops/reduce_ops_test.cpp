@@ -6,8 +6,6 @@
 
 #include "htp/abi/reduce_params.h"
 #include "model/context.h"
-#include "htp/abi/reduce_params.h"
-#include "model/context.h"
 #include "op_harness.h"
 
 namespace hexllm::test {
