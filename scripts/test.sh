@@ -2,6 +2,7 @@
 # Builds and runs every test: the release build's ctest suite (unit, op, golden), the same
 # suite under AddressSanitizer + UndefinedBehaviorSanitizer, and a bounded fuzz run.
 # Usage: scripts/test.sh [--quick]   (--quick: release ctest only)
+# Tests labelled `extended` (more several-device configurations) run with `ctest -L extended`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -14,7 +15,7 @@ step "release build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEXLLM_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 step "release tests"
-(cd build && ctest -j "$jobs" --output-on-failure --timeout 900)
+(cd build && ctest -j "$jobs" --output-on-failure --timeout 900 -LE extended)
 [[ $quick == 1 ]] && exit 0
 
 step "sanitizer build (ASan + UBSan)"
@@ -24,7 +25,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
 cmake --build build-asan -j "$jobs"
 step "sanitizer tests"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-   ctest -j "$jobs" --output-on-failure --timeout 1800 -LE slow)
+   ctest -j "$jobs" --output-on-failure --timeout 1800 -LE "slow|extended")
 
 step "device sources compile for Hexagon (clang-19, compile only)"
 scripts/check-hexagon-build.sh --werror --strict
