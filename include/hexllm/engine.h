@@ -38,6 +38,9 @@ struct EngineOptions {
   std::string htp_target = "host";
   // HTP device window onto the pool (e.g. "3.5G", "512M"); larger models slide through it.
   std::string htp_window;
+  // Directory of the HTP weight banks' unlinked files, which get 2 MiB pages on a disk
+  // filesystem with large folios; "memfd" keeps them in shared memory. Empty: the pool's default.
+  std::string htp_weights_dir;
   // Device process (htp_transport "process"): seconds a call may go without an op finishing
   // before the device counts as hung (0: never), restart-and-retry after a device fault, and
   // the hexllm-htp binary (empty: next to the running executable).

@@ -121,6 +121,21 @@ std::string device_split(Engine& e) {
   return "-";
 }
 
+// Where the HTP weight banks live and how much of them the host maps with 2 MiB pages (the
+// device reads them through the same page cache); empty on another backend.
+std::string weights_memory(Engine& e) {
+  for (const auto& b : e.backends)
+    if (const auto* h = dynamic_cast<const htp_host::HtpBackend*>(b.get())) {
+      const htp_host::Pool& pool = h->pool();
+      char text[256];
+      std::snprintf(text, sizeof text, "HTP weights: %s; %.1f of %.1f MiB mapped with 2 MiB pages",
+                    pool.weights_backing().c_str(), static_cast<double>(pool.weights_huge_bytes()) / (1 << 20),
+                    static_cast<double>(pool.bytes(htp_host::Region::Weights)) / (1 << 20));
+      return text;
+    }
+  return {};
+}
+
 int bench(const BenchOptions& o) {
   if (o.ablate) {
     const std::vector<int> devices = bench_devices(o);
@@ -148,6 +163,7 @@ int bench(const BenchOptions& o) {
   };
   std::vector<Row> rows;
   double bpt = 0, fpt = 0;
+  std::string weights_note;
   std::vector<std::pair<int, int>> runs;  // (threads, devices), threads outermost
   for (int threads : thread_list)
     for (int devices : device_list) runs.emplace_back(threads, devices);
@@ -158,6 +174,7 @@ int bench(const BenchOptions& o) {
     eo.n_ctx = std::max(o.n_prompt, o.n_gen) + 16;
     auto e = open_engine(eo);
     const std::string split = device_split(*e);
+    weights_note = weights_memory(*e);
     const model::Model& m = *e->model;
     bpt = bytes_per_token(m);
     fpt = flops_per_token(m);
@@ -186,6 +203,7 @@ int bench(const BenchOptions& o) {
     }
   }
 
+  if (!weights_note.empty()) std::printf("\n%s\n", weights_note.c_str());
   if (o.no_roofline) return 0;
   std::printf("\nroofline (measured now):\n");
   for (int threads : thread_list) {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/progress.h"
+#include "htp-host/pool.h"
 
 namespace hexllm::cli {
 
@@ -47,6 +48,11 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
                  "HTP device window: most pool bytes mapped at once, e.g. 3.5G or 512M (default 3.5G; 1G for "
                  "--htp-target hexagon); weights beyond it slide through in layer order")
       ->envname("HEXLLM_HTP_WINDOW");
+  app.add_option("--htp-weights-dir", opts.htp_weights_dir,
+                 "HTP weight memory: unlinked files in this directory, which get 2 MiB pages on a disk filesystem "
+                 "with large folios (ext4, xfs), or memfd (shared memory, 4 KiB pages unless shmem THP is on); "
+                 "default " + std::string(htp_host::Pool::kDefaultWeightsDir) + ", falling back to memfd where files cannot be made there")
+      ->envname("HEXLLM_HTP_WEIGHTS_DIR");
   app.add_option("--htp-timeout", opts.htp_timeout,
                  "HTP device process: seconds without an op finishing before the device counts as hung (default 10; 300 for "
                  "--htp-target hexagon; 0: never)")

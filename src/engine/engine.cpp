@@ -46,6 +46,8 @@ std::unique_ptr<Engine> open_engine(const EngineOptions& opts) {
     if (!opts.htp_window.empty())
       ho.window_bytes = parse_byte_size(opts.htp_window, "--htp-window", 64u << 10, 1ull << 40) /
                         htp_host::Pool::kAlign * htp_host::Pool::kAlign;
+    if (opts.htp_weights_dir == "memfd") ho.weights_dir.clear();
+    else if (!opts.htp_weights_dir.empty()) ho.weights_dir = opts.htp_weights_dir;
     if (std::isnan(opts.htp_timeout)) fail("--htp-timeout: %g is not a number of seconds >= 0", opts.htp_timeout);
     if (opts.htp_timeout >= 0) ho.timeout_s = opts.htp_timeout;
     ho.restart = opts.htp_restart;

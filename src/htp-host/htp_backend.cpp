@@ -38,7 +38,7 @@ uint32_t parse_dma_mode(const std::string& text) {
 HtpBackend::HtpBackend(const HtpOptions& opts)
     : opts_(clamped(opts)),
       fuse_(fusions_for(opts)),
-      pool_(window_bank_sizes(opts.window_bytes)),
+      pool_(window_bank_sizes(opts.window_bytes), opts.weights_dir),
       weights_(pool_, opts.window_bytes, opts.repack),
       preparer_(pool_, weights_, opts_.n_devices) {
   if (opts_.target != "host" && opts_.transport != "process")

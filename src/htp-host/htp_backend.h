@@ -33,6 +33,8 @@ struct HtpOptions : SessionOptions {
   bool graph_cache = true;  // reuse the prepared batches of a graph seen before
   std::string fuse = "all";  // fusions the prepare stage may form (fusion.h)
   bool reorder = true;       // pull matmuls on one activation together so fusions form (plan_order)
+  // Directory of the weight banks' unlinked files (huge pages); empty: memfds (Pool).
+  std::string weights_dir = Pool::kDefaultWeightsDir;
 };
 
 // "async", "inline", "zero-copy".

@@ -1,10 +1,13 @@
 #include "htp-host/pool.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "base/error.h"
 
@@ -13,6 +16,28 @@ namespace hexllm::htp_host {
 namespace {
 
 uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
+// A shared mapping of fd at an address aligned to `align`, so that the kernel can map its 2 MiB
+// folios whole. MADV_HUGEPAGE before the first write asks the page cache for folios that size.
+void* map_aligned(int fd, uint64_t size, uint64_t align, bool huge) {
+  void* span = ::mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (span == MAP_FAILED) return MAP_FAILED;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(span);
+  const uintptr_t at = (lo + align - 1) / align * align;
+  void* p = ::mmap(reinterpret_cast<void*>(at), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  if (p == MAP_FAILED) {
+    ::munmap(span, size + align);
+    return MAP_FAILED;
+  }
+  if (at > lo) ::munmap(span, at - lo);
+  if (lo + align > at) ::munmap(reinterpret_cast<void*>(at + size), lo + align - at);
+#if defined(MADV_HUGEPAGE)
+  if (huge) ::madvise(p, size, MADV_HUGEPAGE);
+#else
+  (void)huge;
+#endif
+  return p;
+}
 
 }  // namespace
 
@@ -42,7 +67,7 @@ class PoolBuffer final : public backend::Buffer {
 
 Pool::Pool() = default;
 
-Pool::Pool(const BankSizes& sizes) : sizes_(sizes) {}
+Pool::Pool(const BankSizes& sizes, std::string weights_dir) : sizes_(sizes), weights_dir_(std::move(weights_dir)) {}
 
 Pool::~Pool() {
   for (Bank& b : banks_) {
@@ -59,18 +84,24 @@ uint32_t Pool::new_bank(Region region, uint64_t bytes) {
     if (!found) fail("HTP pool: all %u banks are in use (%s region needs %llu more bytes)", kMaxBanks,
                      region_name(region), static_cast<unsigned long long>(bytes));
   }
+  const bool weights_file = region == Region::Weights && !weights_dir_.empty();
+  // 64 KiB units for files too: the window sizes banks, and a tail under 2 MiB only gets smaller pages.
   const uint64_t size = round_up(bytes, 1u << 16);
   if (size > kMaxBankBytes)
     fail("HTP pool: %llu bytes exceed the largest bank (%llu bytes)", static_cast<unsigned long long>(bytes),
          static_cast<unsigned long long>(kMaxBankBytes));
-  const int fd = ::memfd_create("hexllm-pool", MFD_CLOEXEC);
-  if (fd < 0) fail("HTP pool: memfd_create failed: %s", std::strerror(errno));
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail("HTP pool: cannot size a %llu-byte bank: %s", static_cast<unsigned long long>(size), std::strerror(err));
+  int fd = weights_file ? open_weights_file(size) : -1;
+  const bool in_file = fd >= 0;
+  if (!in_file) {
+    fd = ::memfd_create("hexllm-pool", MFD_CLOEXEC);
+    if (fd < 0) fail("HTP pool: memfd_create failed: %s", std::strerror(errno));
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+      const int err = errno;
+      ::close(fd);
+      fail("HTP pool: cannot size a %llu-byte bank: %s", static_cast<unsigned long long>(size), std::strerror(err));
+    }
   }
-  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = map_aligned(fd, size, in_file ? kHugePage : 1u << 16, in_file);
   if (p == MAP_FAILED) {
     const int err = errno;
     ::close(fd);
@@ -78,6 +109,7 @@ uint32_t Pool::new_bank(Region region, uint64_t bytes) {
   }
   Bank bank;
   bank.fd = fd;
+  bank.in_file = in_file;
   bank.base = static_cast<uint8_t*>(p);
   bank.size = size;
   bank.region = region;
@@ -92,6 +124,60 @@ uint32_t Pool::new_bank(Region region, uint64_t bytes) {
   }
   banks_.push_back(std::move(bank));
   return static_cast<uint32_t>(banks_.size() - 1);
+}
+
+int Pool::open_weights_file(uint64_t size) {
+  const int fd = ::open(weights_dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    weights_refused_ = std::string("O_TMPFILE: ") + std::strerror(errno);
+    return -1;
+  }
+  // Reserve the blocks now: a write fault on a full disk would be a SIGBUS, not an error.
+  // (fallocate, not posix_fallocate, which writes zeros where the filesystem cannot reserve.)
+  if (::fallocate(fd, 0, 0, static_cast<off_t>(size)) != 0) {
+    const int err = errno;
+    ::close(fd);
+    weights_refused_ = std::string("cannot reserve ") + std::to_string(size >> 20) + " MiB: " + std::strerror(err);
+    return -1;
+  }
+  return fd;
+}
+
+std::string Pool::weights_backing() const {
+  bool files = false, memfds = false;
+  for (const Bank& b : banks_)
+    if (b.base != nullptr && b.region == Region::Weights) (b.in_file ? files : memfds) = true;
+  std::string s;
+  if (files) s = "files in " + weights_dir_;
+  if (memfds) {
+    if (!s.empty()) s += " and ";
+    s += "memfd";
+    if (!weights_refused_.empty()) s += " (" + weights_dir_ + ": " + weights_refused_ + ")";
+  }
+  return s.empty() ? "none" : s;
+}
+
+uint64_t Pool::weights_huge_bytes() const {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  uint64_t total = 0;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) {  // a mapping's header line
+      inside = false;
+      for (const Bank& b : banks_) {
+        const auto base = reinterpret_cast<uintptr_t>(b.base);
+        inside |= b.base != nullptr && b.region == Region::Weights && lo >= base && hi <= base + b.size;
+      }
+      continue;
+    }
+    unsigned long kb = 0;
+    if (inside && (std::sscanf(line.c_str(), "FilePmdMapped: %lu kB", &kb) == 1 ||
+                   std::sscanf(line.c_str(), "ShmemPmdMapped: %lu kB", &kb) == 1))
+      total += uint64_t{kb} << 10;
+  }
+  return total;
 }
 
 std::unique_ptr<backend::Buffer> Pool::allocate(Region region, uint64_t bytes) {

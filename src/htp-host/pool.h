@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -18,6 +19,7 @@ const char* region_name(Region r);
 
 struct Bank {
   int fd = -1;
+  bool in_file = false;     // an unlinked file in the pool's weights directory, not a memfd
   uint8_t* base = nullptr;  // host mapping
   uint64_t size = 0;
   uint64_t serial = 0;      // unique per bank ever created: a reused slot gets a new serial
@@ -41,8 +43,18 @@ class Pool {
     uint64_t messages = 4ull << 20;
   };
 
+  // Weight banks live in unlinked files (O_TMPFILE) in `weights_dir` when it is not empty, all
+  // others in memfds. Why: the weights are most of what a decode token reads, and memfd memory
+  // gets 2 MiB pages only where shmem THP is on (off by default), while a disk filesystem whose
+  // page cache holds large folios (ext4, xfs on recent kernels) maps them as 2 MiB pages at
+  // 2 MiB-aligned addresses. Each file's blocks are reserved when its bank is made, so a full
+  // disk falls back to a memfd instead of faulting later; so does a directory that refuses.
+  static constexpr uint64_t kHugePage = 2ull << 20;
+  // On disk by the FHS (unlike /tmp, which may be tmpfs) and writable by every user.
+  static constexpr const char* kDefaultWeightsDir = "/var/tmp";
+
   Pool();
-  explicit Pool(const BankSizes& sizes);
+  explicit Pool(const BankSizes& sizes, std::string weights_dir = {});
   ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -63,6 +75,10 @@ class Pool {
   // Bumped whenever a bank is created or released, so transports know to remap.
   uint64_t generation() const { return generation_; }
   uint64_t bytes(Region region) const;
+  // Where the weight banks live, e.g. "files in /var/tmp" or "memfd (/var/tmp: <why not>)".
+  std::string weights_backing() const;
+  // Bytes of the weight banks this process maps with 2 MiB pages (from /proc/self/smaps).
+  uint64_t weights_huge_bytes() const;
   // Bytes of the live banks in `mask` (bit i = bank i).
   uint64_t bytes_of(uint32_t mask) const;
   // Live banks of every region but weights: the ones a device window keeps mapped.
@@ -75,7 +91,11 @@ class Pool {
   std::unique_ptr<backend::Buffer> take_fresh(uint32_t bank, uint64_t bytes, uint64_t need);
   void release(uint32_t bank, uint64_t offset, uint64_t bytes);
 
+  int open_weights_file(uint64_t size);
+
   BankSizes sizes_;
+  std::string weights_dir_;
+  std::string weights_refused_;  // why the last weights file could not be made; empty if none
   std::vector<Bank> banks_;
   uint64_t generation_ = 0;
   uint64_t next_serial_ = 1;

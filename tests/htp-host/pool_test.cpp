@@ -1,7 +1,12 @@
 // Pool banks as the window needs them: packed weight banks in call order, unique serials per
 // bank (a reused slot is a different bank), pinned regions, byte counts. Offsets and sizes are
-// hand-derived from the 128-byte allocation unit and the 64 KiB bank rounding.
+// hand-derived from the 128-byte allocation unit and the 64 KiB bank rounding. Weight files are
+// checked with fstat and a second mapping of the descriptor, as the device process maps it.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <cstring>
 
 #include "htp-host/pool.h"
 
@@ -80,6 +85,48 @@ TEST(HtpPool, PinnedMaskIsEveryLiveBankButWeights) {
   EXPECT_EQ(pool.bytes_of(1u << where(pool, *w).bank), 64u << 10);
   c.reset();
   EXPECT_EQ(pool.pinned_mask(), 1u << where(pool, *k).bank | 1u << where(pool, *m).bank);
+}
+
+TEST(HtpPool, WeightBanksInADirectoryAreUnlinkedFiles) {
+  Pool pool(small_banks(), Pool::kDefaultWeightsDir);
+  auto w = pool.allocate_packed(Region::Weights, 3000000, 128u << 10);
+  auto c = pool.allocate(Region::Compute, 1000);
+  const Bank& wb = pool.banks()[where(pool, *w).bank];
+  if (!wb.in_file) GTEST_SKIP() << "no weight files here: " << pool.weights_backing();
+  EXPECT_EQ(pool.weights_backing(), std::string("files in ") + Pool::kDefaultWeightsDir);
+  EXPECT_FALSE(pool.banks()[where(pool, *c).bank].in_file);  // only weights go to files
+  EXPECT_EQ(wb.size, 3014656u);                               // 3000064 rounded up to 64 KiB
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(wb.base) % Pool::kHugePage, 0u);
+  struct stat st {};
+  ASSERT_EQ(::fstat(wb.fd, &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_nlink, 0u);  // never in the directory: nothing is left behind
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), wb.size);
+  EXPECT_GE(static_cast<uint64_t>(st.st_blocks) * 512, wb.size);  // reserved up front
+  // What the host writes, a second mapping (the device's) reads.
+  std::memset(w->data(), 0x5a, w->size());
+  void* other = ::mmap(nullptr, wb.size, PROT_READ, MAP_SHARED, wb.fd, 0);
+  ASSERT_NE(other, MAP_FAILED);
+  const auto* bytes = static_cast<const uint8_t*>(other);
+  EXPECT_EQ(bytes[0], 0x5a);
+  EXPECT_EQ(bytes[2999999], 0x5a);
+  EXPECT_EQ(bytes[3000064], 0);  // past the allocation: the file's zeros
+  ::munmap(other, wb.size);
+  EXPECT_LE(pool.weights_huge_bytes(), wb.size);
+  std::printf("weights bank: %llu of %llu bytes on 2 MiB pages\n",
+              static_cast<unsigned long long>(pool.weights_huge_bytes()), static_cast<unsigned long long>(wb.size));
+}
+
+TEST(HtpPool, AWeightsDirectoryThatRefusesFallsBackToMemfd) {
+  Pool pool(small_banks(), "/nonexistent/hexllm-weights");
+  auto w = pool.allocate_packed(Region::Weights, 1000, 64u << 10);
+  const Bank& wb = pool.banks()[where(pool, *w).bank];
+  EXPECT_FALSE(wb.in_file);
+  EXPECT_EQ(pool.weights_backing(), "memfd (/nonexistent/hexllm-weights: O_TMPFILE: No such file or directory)");
+  const auto* bytes = static_cast<const uint8_t*>(w->data());
+  EXPECT_EQ(bytes[0], 0);
+  EXPECT_EQ(bytes[999], 0);
+  EXPECT_EQ(pool.weights_huge_bytes(), 0u);
 }
 
 }  // namespace

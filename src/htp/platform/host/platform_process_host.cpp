@@ -63,8 +63,20 @@ bool proc_peer_gone(int sock) {
 }
 
 void* proc_map_fd(int fd, uint64_t bytes, bool populate) {
-  void* p = mmap(nullptr, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  // At a 2 MiB-aligned address, so that a file whose page cache holds 2 MiB folios (the host's
+  // weight banks) maps them whole; the slack of the reservation is returned at once.
+  const size_t align = 2u << 20, size = (size_t)bytes;
+  void* span = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (span == MAP_FAILED) return nullptr;
+  const uintptr_t lo = (uintptr_t)span, at = (lo + align - 1) / align * align;
+  void* p = mmap((void*)at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | (populate ? MAP_POPULATE : 0), fd, 0);
+  if (p == MAP_FAILED) {
+    munmap(span, size + align);
+    return nullptr;
+  }
+  if (at > lo) munmap(span, at - lo);
+  if (lo + align > at) munmap((void*)(at + size), lo + align - at);
+  return p;
 }
 
 void proc_unmap(void* p, uint64_t bytes) { munmap(p, (size_t)bytes); }
