@@ -17,9 +17,12 @@ using namespace hexllm::htp;
 
 
 constexpr uint64_t kMaxBankBytes = 0xffffffffull;
-// Poll the doorbell this long before sleeping. Off: between two graphs the host works for far
-// longer than a spin could cover, and a spinning device only takes a core from it.
-constexpr uint64_t kIdleSpinNs = 0;
+// A device alone polls the doorbell this long after a call before it sleeps. Between two
+// decode graphs the host works ~15-40 us (sampling, the next graph's inputs): polling catches
+// that doorbell without the futex wake-up of a sleeping thread (tens of us on a VM), and longer
+// host work (prompt processing on the host, the user) ends it. A device in a group does not
+// poll: its siblings' threads and the host already fill the cores.
+constexpr uint64_t kIdleSpinNs = 200'000;
 constexpr uint64_t kIdleSleepNs = 1'000'000'000;   // then look at the socket once a second
 constexpr uint32_t kMaxBankMsgs = 4;
 
@@ -37,6 +40,7 @@ struct Device {
   DeviceBank banks[HTP_MAX_BANKS];
   uint32_t control_bank = HTP_MAX_BANKS;
   wire::Control* ctl = nullptr;
+  uint64_t idle_spin_ns = 0;  // kIdleSpinNs when alone
 };
 
 uint64_t now_ns() { return platform_time_ns(); }
@@ -218,7 +222,7 @@ bool host_gone(int sock) { return proc_peer_gone(sock); }
 uint32_t wait_doorbell(Device& d, uint32_t last) {
   uint32_t* bell = &d.ctl->doorbell;
   const uint64_t t0 = now_ns();
-  while (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last && now_ns() - t0 < kIdleSpinNs) platform_pause();
+  while (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last && now_ns() - t0 < d.idle_spin_ns) platform_pause();
   while (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last) {
     __atomic_store_n(&d.ctl->device_sleeping, 1u, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(bell, __ATOMIC_SEQ_CST) == last) proc_futex_wait_shared(bell, last, kIdleSleepNs);
@@ -290,6 +294,7 @@ bool start(Device& d) {
   c.window_size = h.window_size;
   c.mdev_idx = h.mdev_idx;
   c.mdev_count = h.mdev_count == 0 ? 1 : h.mdev_count;  // 0: a host that names no group
+  d.idle_spin_ns = c.mdev_count == 1 ? kIdleSpinNs : 0;
   const htp_status st = htp_session_open(&c, &d.session);
   if (st != HTP_OK) {
     reply(d.sock, st, nullptr);
