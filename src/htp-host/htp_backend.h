@@ -93,6 +93,7 @@ class HtpBackend final : public backend::Backend {
   uint64_t graphs_generation_ = ~0ull;  // pool generation the cached graphs were prepared in
   uint64_t batch_serials_ = 0;          // the last PreparedBatch::serial given
   std::vector<const graph::Tensor*> run_nodes_;  // scratch: compute nodes of the current graph
+  uint64_t run_nodes_seal_ = 0;                   // the sealed graph run_nodes_ lists, if any
   uint64_t graph_hits_ = 0;
   uint64_t graph_misses_ = 0;
   uint64_t last_return_ns_ = 0;  // when the previous call returned (profile)
