@@ -123,8 +123,10 @@ constexpr htp_status htp_mmf_shapes(uint32_t opcode, const int32_t* op_params, c
     if (htp_mm_shape_empty(shapes[p])) return HTP_ERR_NO_SUPPORT;  // the unfused ops handle empty shapes
     const htp_mm_shape& a = shapes[0];
     const htp_mm_shape& b = shapes[p];
-    if (!htp_mmf_same_act(b.tile, a.tile) || b.k != a.k || b.rows != a.rows || b.seg_rows != a.seg_rows ||
-        b.n_slices != a.n_slices || b.n_blocks != a.n_blocks)
+    // Only QKV takes mixed tiles so far (the presets' FFN gate and up share one type).
+    const bool tiles_ok = opcode == HTP_OP_MUL_MAT_QKV ? htp_mmf_same_act(b.tile, a.tile) : b.tile == a.tile;
+    if (!tiles_ok || b.k != a.k || b.rows != a.rows || b.seg_rows != a.seg_rows || b.n_slices != a.n_slices ||
+        b.n_blocks != a.n_blocks)
       return HTP_ERR_NO_SUPPORT;
     for (int i = 0; i < 4; ++i)
       if (b.div[i] != a.div[i]) return HTP_ERR_NO_SUPPORT;

@@ -236,6 +236,13 @@ TEST(HtpFusedMatmul, DoesNotFormWhereThePatternDoesNotHold) {
     Tensor* u = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {64, 16}), t.input(Type::F32, {64, 3}));
     return graph::swiglu(t.ctx(), g, u);
   }, HTP_OP_MUL_MAT_FFN, 0);
+  // Gate and up of two tile types: only QKV takes mixed parts.
+  expect_fused("gate Q4_K, up Q6_K", [](OpTester& t) {
+    Tensor* x = t.input(Type::F32, {256, 3});
+    Tensor* g = graph::mul_mat(t.ctx(), t.weight(Type::Q4_K, {256, 16}), x);
+    Tensor* u = graph::mul_mat(t.ctx(), t.weight(Type::Q6_K, {256, 16}), x);
+    return graph::swiglu(t.ctx(), g, u);
+  }, HTP_OP_MUL_MAT_FFN, 0);
   // The gate result is also read elsewhere: it must reach DDR, so no FFN.
   expect_fused("gate read twice", [](OpTester& t) {
     Tensor* x = t.input(Type::F32, {64, 3});
