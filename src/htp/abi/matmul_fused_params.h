@@ -80,7 +80,16 @@ constexpr bool htp_mmf_addend_ok(const htp_tensor& a, const htp_tensor& dst, boo
   return true;
 }
 
-// Shapes of the parts, checked: one tile type and activation for all, nothing empty.
+// Parts may differ in tile type (llama's Q4_K Q and K with a Q6_K V) when one quantized
+// activation serves both: the act area is built once, by part 0's quantizer, and each part's
+// kernels read it by the same K blocks.
+constexpr bool htp_mmf_same_act(uint32_t tile_a, uint32_t tile_b) {
+  const hexllm::htp::htp_tile_desc& a = hexllm::htp::htp_tile_info(tile_a);
+  const hexllm::htp::htp_tile_desc& b = hexllm::htp::htp_tile_info(tile_b);
+  return a.act == b.act && a.kblock == b.kblock;
+}
+
+// Shapes of the parts, checked: one activation (format and shape) for all, nothing empty.
 constexpr htp_status htp_mmf_shapes(uint32_t opcode, const int32_t* op_params, const htp_mmf_tensors& t,
                                     htp_mm_shape* shapes, uint32_t* n_parts, uint32_t* glu) {
   if (!htp_mmf_is_fused(opcode) || t.x == nullptr) return HTP_ERR_NO_SUPPORT;
@@ -114,7 +123,9 @@ constexpr htp_status htp_mmf_shapes(uint32_t opcode, const int32_t* op_params, c
     if (htp_mm_shape_empty(shapes[p])) return HTP_ERR_NO_SUPPORT;  // the unfused ops handle empty shapes
     const htp_mm_shape& a = shapes[0];
     const htp_mm_shape& b = shapes[p];
-    if (b.tile != a.tile || b.k != a.k || b.rows != a.rows || b.seg_rows != a.seg_rows || b.n_slices != a.n_slices ||
+    // Only QKV takes mixed tiles so far (the presets' FFN gate and up share one type).
+    const bool tiles_ok = opcode == HTP_OP_MUL_MAT_QKV ? htp_mmf_same_act(b.tile, a.tile) : b.tile == a.tile;
+    if (!tiles_ok || b.k != a.k || b.rows != a.rows || b.seg_rows != a.seg_rows || b.n_slices != a.n_slices ||
         b.n_blocks != a.n_blocks)
       return HTP_ERR_NO_SUPPORT;
     for (int i = 0; i < 4; ++i)

@@ -102,16 +102,21 @@ TEST(HtpFusedMatmul, MulMatAddOfAView) {
 // ---- Q, K, V -----------------------------------------------------------------------------------
 
 // concat(concat(q, k), v) along the rows: one output of the three (the harness compares one).
-Tensor* qkv_graph(OpTester& t, Type type, int64_t k, int64_t n, bool bias, int64_t mq, int64_t mkv) {
+// Q, K and V weights of types tq, tk, tv.
+Tensor* qkv_graph(OpTester& t, Type tq, Type tk, Type tv, int64_t k, int64_t n, bool bias, int64_t mq, int64_t mkv) {
   Tensor* x = t.input(Type::F32, {k, n});
-  auto proj = [&](int64_t m) {
+  auto proj = [&](Type type, int64_t m) {
     Tensor* y = graph::mul_mat(t.ctx(), t.weight(type, {k, m}), x);
     return bias ? graph::add(t.ctx(), y, t.weight(Type::F32, {m})) : y;
   };
-  Tensor* q = proj(mq);
-  Tensor* kk = proj(mkv);
-  Tensor* v = proj(mkv);
+  Tensor* q = proj(tq, mq);
+  Tensor* kk = proj(tk, mkv);
+  Tensor* v = proj(tv, mkv);
   return graph::concat(t.ctx(), graph::concat(t.ctx(), q, kk, 0), v, 0);
+}
+
+Tensor* qkv_graph(OpTester& t, Type type, int64_t k, int64_t n, bool bias, int64_t mq, int64_t mkv) {
+  return qkv_graph(t, type, type, type, k, n, bias, mq, mkv);
 }
 
 TEST(HtpFusedMatmul, QkvFormsOneOp) {
@@ -122,6 +127,42 @@ TEST(HtpFusedMatmul, QkvFormsOneOp) {
         expect_fused(shape_name(bias ? "qkv+bias" : "qkv", type, k, 64, n),
                      [&](OpTester& t) { return qkv_graph(t, type, k, n, bias, 64, 24); }, HTP_OP_MUL_MAT_QKV, 1);
       }
+}
+
+struct QkvMix {
+  Type q, k, v;
+};
+
+std::string mix_name(const char* what, const QkvMix& mix, int64_t k, int64_t mq, int64_t mkv, int64_t n) {
+  return std::string(what) + " " + type_name(mix.q) + "+" + type_name(mix.k) + "+" + type_name(mix.v) + " K" +
+         std::to_string(k) + " M" + std::to_string(mq) + "/" + std::to_string(mkv) + " N" + std::to_string(n);
+}
+
+// Parts of different tile types that take one activation format fuse: llama's Q4_K_M gives
+// Q4_K Q and K with a Q6_K V on half the layers; Q4_0 and Q8_0 share the 32-element one.
+// Each part must run its own type's kernels on the one quantized activation, bit for bit.
+TEST(HtpFusedMatmul, QkvMixedTypesShareTheActivation) {
+  for (QkvMix mix : {QkvMix{Type::Q4_K, Type::Q4_K, Type::Q6_K}, QkvMix{Type::Q8_0, Type::Q4_0, Type::Q4_0}})
+    for (bool bias : {false, true})
+      for (int64_t n : {1, 7, 40}) {
+        const int64_t k = k_for(mix.q), mq = 64, mkv = 19;
+        expect_fused(mix_name(bias ? "qkv+bias" : "qkv", mix, k, mq, mkv, n),
+                     [&](OpTester& t) { return qkv_graph(t, mix.q, mix.k, mix.v, k, n, bias, mq, mkv); },
+                     HTP_OP_MUL_MAT_QKV, 1);
+      }
+}
+
+// Activation formats that differ (8-bit per 256 vs per 32 elements, F32 for a float weight)
+// cannot share one quantization run: no QKV forms, and the separate matmuls still give the
+// unfused bits.
+TEST(HtpFusedMatmul, QkvRefusesTypesOfDifferentActivations) {
+  for (QkvMix mix : {QkvMix{Type::Q4_K, Type::Q4_K, Type::Q4_0}, QkvMix{Type::F16, Type::Q4_0, Type::Q4_0}})
+    for (int64_t n : {1, 7}) {
+      const int64_t k = 256, mq = 40, mkv = 19;
+      expect_fused(mix_name("qkv", mix, k, mq, mkv, n),
+                   [&](OpTester& t) { return qkv_graph(t, mix.q, mix.k, mix.v, k, n, false, mq, mkv); },
+                   HTP_OP_MUL_MAT_QKV, 0);
+    }
 }
 
 // The graph's order is q, concat(q, k) needs k... : the reorder must pull v's matmul forward.
@@ -195,6 +236,13 @@ TEST(HtpFusedMatmul, DoesNotFormWhereThePatternDoesNotHold) {
     Tensor* u = graph::mul_mat(t.ctx(), t.weight(Type::Q4_0, {64, 16}), t.input(Type::F32, {64, 3}));
     return graph::swiglu(t.ctx(), g, u);
   }, HTP_OP_MUL_MAT_FFN, 0);
+  // Gate and up of two tile types: only QKV takes mixed parts.
+  expect_fused("gate Q4_K, up Q6_K", [](OpTester& t) {
+    Tensor* x = t.input(Type::F32, {256, 3});
+    Tensor* g = graph::mul_mat(t.ctx(), t.weight(Type::Q4_K, {256, 16}), x);
+    Tensor* u = graph::mul_mat(t.ctx(), t.weight(Type::Q6_K, {256, 16}), x);
+    return graph::swiglu(t.ctx(), g, u);
+  }, HTP_OP_MUL_MAT_FFN, 0);
   // The gate result is also read elsewhere: it must reach DDR, so no FFN.
   expect_fused("gate read twice", [](OpTester& t) {
     Tensor* x = t.input(Type::F32, {64, 3});
@@ -240,6 +288,52 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 64u << 10, &p), HTP_ERR_VTCM_TOO_SMALL);
   params[0] = static_cast<int32_t>(HTP_OP_SWIGLU_OAI);  // no such fused GLU
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
+}
+
+// The plan of a mixed op: each part's own configuration (its tile's unit and ring bytes) fits
+// the op's arena; and a part whose activation format differs is refused by the builder.
+TEST(HtpFusedMatmul, QkvMixedParamsAccountForEachPartsTiles) {
+  using hexllm::htp::htp_tile_for;
+  using hexllm::htp::htp_tiled_size;
+  const uint32_t q4k = htp_tile_for(HTP_TYPE_Q4_K), q6k = htp_tile_for(HTP_TYPE_Q6_K);
+  const uint32_t q40 = htp_tile_for(HTP_TYPE_Q4_0);
+  const uint32_t k = 2048, mq = 2048, mkv = 512, n = 9;
+  const htp_tensor x = desc2d(HTP_TYPE_F32, k, n, 4, k * 4, k * n * 4);
+  const htp_tensor wq = desc2d(q4k, k, mq, 144, k / 256 * 144, (uint32_t)htp_tiled_size(q4k, mq, k));
+  const htp_tensor wk = desc2d(q4k, k, mkv, 144, k / 256 * 144, (uint32_t)htp_tiled_size(q4k, mkv, k));
+  const htp_tensor wv = desc2d(q6k, k, mkv, 210, k / 256 * 210, (uint32_t)htp_tiled_size(q6k, mkv, k));
+  const htp_tensor oq = desc2d(HTP_TYPE_F32, mq, n, 4, mq * 4, mq * n * 4);
+  const htp_tensor okv = desc2d(HTP_TYPE_F32, mkv, n, 4, mkv * 4, mkv * n * 4);
+  htp_mmf_tensors t{};
+  t.x = &x;
+  t.w[0] = &wq;
+  t.w[1] = &wk;
+  t.w[2] = &wv;
+  t.out[0] = &oq;
+  t.out[1] = t.out[2] = &okv;
+  const int32_t params[HTP_MAX_PARAMS] = {};
+  for (uint32_t vtcm : {8u << 20, 256u << 10}) {
+    htp_mmf_params p{};
+    htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
+    ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_QKV, params, t, 2, vtcm, &p), HTP_OK) << vtcm;
+    ASSERT_EQ(htp_mmf_params_check(p, HTP_OP_MUL_MAT_QKV, params, t, 2, vtcm, shapes), HTP_OK) << vtcm;
+    EXPECT_EQ(shapes[2].tile, q6k);
+    for (uint32_t part = 0; part < 3; ++part) {
+      htp_mm_params mp{};
+      uint64_t bytes = 0;
+      ASSERT_EQ(htp_mm_params_make(shapes[part], p.cfg[part], &mp, &bytes), HTP_OK) << part;
+      EXPECT_LE(bytes, p.vtcm_bytes) << "part " << part << " at " << vtcm;
+      // The ring holds units of the part's own blocks (V's Q6_K ones are larger than Q4_K's).
+      const htp_mm_config& c = p.cfg[part];
+      const uint32_t block_bytes = hexllm::htp::htp_tile_info(t.w[part]->type).block_bytes;
+      const uint64_t unit = (uint64_t)c.group_tiles * c.k_blocks * block_bytes;
+      EXPECT_EQ(mp.lay.slot_bytes, htp_align_up(unit, HTP_VTCM_ALIGN)) << "part " << part << " at " << vtcm;
+    }
+  }
+  const htp_tensor wv40 = desc2d(q40, k, mkv, 18, k / 32 * 18, (uint32_t)htp_tiled_size(q40, mkv, k));
+  t.w[2] = &wv40;
+  htp_mmf_params p{};
+  EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_QKV, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
 }
 
 // The device rebuilds the derived fields from the configurations the params name: with this
