@@ -285,7 +285,7 @@ void mm_worker(unsigned n, unsigned w, void* data) {
   const uint32_t dst_stride = j->local != nullptr ? j->local_stride : j->d->t.nb[1];
   dma_queue* q = &ctx->dma[w];
   trace_buf* tr = &ctx->trace[w];
-  uint8_t* area = ctx->vtcm_base + lay.thread_offset + (uint64_t)w * lay.thread_bytes;
+  uint8_t* area = ctx->vtcm_base + j->area_offset + (uint64_t)w * j->area_stride;
   float* partial = (float*)(area + lay.out_offset + (uint64_t)HTP_MM_OUT_SLOTS * lay.out_slot_bytes);
   const bool split = j->n_kc > 1;
   const uint32_t kc_elems = c.k_blocks * j->kblock;
