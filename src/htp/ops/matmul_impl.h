@@ -43,9 +43,12 @@ struct mm_job {
   const uint32_t* pairs;  // ID: act row r is pair pairs[r] = i + n_used * t
   // Dynamic split (one segment, whole-K units): workers claim tile groups from this counter
   // instead of owning a fixed range, so a worker that gets less memory bandwidth or CPU than
-  // the other takes fewer units and both finish together.
+  // the other takes fewer units and both finish together. The last n_threads groups' tiles are
+  // claimed in smaller units (tail_tiles each), so the workers' last units end closer together.
   bool dynamic;
-  uint32_t next_tile;
+  uint32_t next_unit;
+  uint32_t full_units;  // units of group_tiles before the tail
+  uint32_t tail_tiles;
   uint32_t tile0, tile_end;  // this device's row tiles (output columns): all of them on one device
   htp_status status[HTP_MAX_THREADS];
 };
