@@ -469,11 +469,12 @@ void mm_job_chunk(mm_job* j, uint32_t c0) {
   j->dynamic = j->s.opcode == HTP_OP_MUL_MAT && j->n_kc == 1 && j->p.cfg.n_threads > 1 &&
                c0 / j->s.seg_rows == (j->chunk_end - 1) / j->s.seg_rows;
   j->next_unit = 0;
-  // Tail units: a quarter group, but at least the smallest unit that amortizes its overhead.
+  // Tail units: a quarter group, but at least the smallest unit that amortizes its overhead,
+  // in whole 4-tile steps (the x86 GEMV's 4 weight streams; see htp_mm_params_build).
   const uint32_t g = j->p.cfg.group_tiles, n = j->p.cfg.n_threads, tiles = j->tile_end - j->tile0;
   const uint32_t floor_tiles = (uint32_t)((HTP_MM_GEMV_MIN_UNIT_BYTES + j->row_bytes - 1) / j->row_bytes);
   j->full_units = tiles > n * g ? (tiles - n * g) / g : 0;
-  j->tail_tiles = htp_min(g, htp_max((g + 3) / 4, floor_tiles));
+  j->tail_tiles = htp_min(g, (htp_max((g + 3) / 4, floor_tiles) + 3) & ~3u);
 }
 
 htp_status op_matmul(htp_op_ctx* ctx) {
