@@ -140,21 +140,41 @@ constexpr htp_status htp_mmf_shapes(uint32_t opcode, const int32_t* op_params, c
   return HTP_OK;
 }
 
+// The parts' weight-streaming runs are one work run (matmul_fused.cpp): a worker may start part
+// p + 1 while another still streams part p, so worker w's area is the same for every part, after
+// every part's act area and as large as the largest part's.
+struct htp_mmf_areas {
+  uint64_t offset;
+  uint64_t stride;
+  uint32_t n_threads;
+};
+
+constexpr void htp_mmf_areas_add(htp_mmf_areas* a, const htp_mm_params& mp) {
+  if (mp.lay.thread_offset > a->offset) a->offset = mp.lay.thread_offset;
+  if (mp.lay.thread_bytes > a->stride) a->stride = mp.lay.thread_bytes;
+  if (mp.cfg.n_threads > a->n_threads) a->n_threads = mp.cfg.n_threads;
+}
+
+constexpr uint64_t htp_mmf_areas_end(const htp_mmf_areas& a) { return a.offset + a.n_threads * a.stride; }
+
 // Arena bytes of the whole op with every part at `act_rows` rows per chunk (configs updated);
 // 0 when a part's configuration is out of range.
 constexpr uint64_t htp_mmf_layout(const htp_mm_shape* shapes, uint32_t n_parts, bool ffn, uint32_t add_mask,
                                   uint32_t act_rows, htp_mm_config* cfg, htp_mmf_params* out) {
   uint64_t parts_total = 0, addend_bytes = 0;
   uint32_t max_threads = 0;
+  htp_mmf_areas areas{};
   for (uint32_t p = 0; p < n_parts; ++p) {
     cfg[p].act_rows = act_rows;
     htp_mm_params mp{};
     uint64_t bytes = 0;
     if (htp_mm_params_make(shapes[p], cfg[p], &mp, &bytes) != HTP_OK) return 0;
     if (bytes > parts_total) parts_total = bytes;
+    htp_mmf_areas_add(&areas, mp);
     if (((add_mask >> p) & 1u) != 0 && mp.lay.out_slot_bytes > addend_bytes) addend_bytes = mp.lay.out_slot_bytes;
     if (cfg[p].n_threads > max_threads) max_threads = cfg[p].n_threads;
   }
+  if (htp_mmf_areas_end(areas) > parts_total) parts_total = htp_mmf_areas_end(areas);
   htp_layout l{parts_total};
   uint64_t local_offset = 0, local_stride = 0;
   if (ffn) {

@@ -163,13 +163,15 @@ struct unit_iter {
   seg_iter segs;
   mm_seg seg;
   bool valid;
-  uint32_t tile;  // first row tile of the unit's group
-  uint32_t kc;    // K chunk
+  uint32_t tile;   // first row tile of the unit's group
+  uint32_t tiles;  // row tiles in the group
+  uint32_t kc;     // K chunk
 
-  void start(const mm_job& j, uint32_t t_begin) {
+  void start(const mm_job& j, uint32_t t_begin, uint32_t t_end) {
     segs.start(j);
     valid = segs.next(j, &seg);
     tile = t_begin;
+    tiles = htp_min(j.p.cfg.group_tiles, t_end - tile);
     kc = 0;
   }
 
@@ -177,15 +179,27 @@ struct unit_iter {
     if (++kc < j.n_kc) return;
     kc = 0;
     tile += j.p.cfg.group_tiles;
-    if (tile < t_end) return;
-    tile = t_begin;
-    valid = segs.next(j, &seg);
+    if (tile >= t_end) {
+      tile = t_begin;
+      valid = segs.next(j, &seg);
+    }
+    tiles = htp_min(j.p.cfg.group_tiles, t_end - tile);
   }
 
   // Dynamic split: the next group from the shared counter (one segment, n_kc == 1).
   void claim(mm_job& j) {
-    tile = atomic_fetch_add(&j.next_tile, j.p.cfg.group_tiles);
+    const uint32_t i = atomic_fetch_add(&j.next_unit, 1u);
+    const uint32_t g = j.p.cfg.group_tiles;
+    uint32_t size = g;
+    if (i < j.full_units) {
+      tile = j.tile0 + i * g;
+    } else {
+      size = j.tail_tiles;
+      const uint32_t at = j.full_units * g + (i - j.full_units) * size;
+      tile = at < j.tile_end - j.tile0 ? j.tile0 + at : j.tile_end;  // no overflow past the end
+    }
     valid = tile < j.tile_end;
+    tiles = valid ? htp_min(size, j.tile_end - tile) : 0;
   }
 };
 
@@ -285,7 +299,7 @@ void mm_worker(unsigned n, unsigned w, void* data) {
   const uint32_t dst_stride = j->local != nullptr ? j->local_stride : j->d->t.nb[1];
   dma_queue* q = &ctx->dma[w];
   trace_buf* tr = &ctx->trace[w];
-  uint8_t* area = ctx->vtcm_base + lay.thread_offset + (uint64_t)w * lay.thread_bytes;
+  uint8_t* area = ctx->vtcm_base + j->area_offset + (uint64_t)w * j->area_stride;
   float* partial = (float*)(area + lay.out_offset + (uint64_t)HTP_MM_OUT_SLOTS * lay.out_slot_bytes);
   const bool split = j->n_kc > 1;
   const uint32_t kc_elems = c.k_blocks * j->kblock;
@@ -296,7 +310,7 @@ void mm_worker(unsigned n, unsigned w, void* data) {
   for (uint32_t s = 0; s < HTP_MM_MAX_PREFETCH; ++s) ring.parked[s] = false;
 
   auto push_unit = [&](const unit_iter& u, uint32_t slot) {
-    const uint32_t gt = htp_min(c.group_tiles, t_end - u.tile);
+    const uint32_t gt = u.tiles;
     const uint8_t* src = u.seg.w + u.tile * j->row_bytes;
     uint32_t bytes = (uint32_t)(gt * j->row_bytes);
     if (split) {
@@ -307,10 +321,10 @@ void mm_worker(unsigned n, unsigned w, void* data) {
   };
 
   // Dynamic: comp takes the groups in the order fetch claimed them (slot_tile per ring slot).
-  uint32_t slot_tile[HTP_MM_MAX_PREFETCH] = {};
+  uint32_t slot_tile[HTP_MM_MAX_PREFETCH] = {}, slot_tiles[HTP_MM_MAX_PREFETCH] = {};
   uint32_t n_claimed = 0, n_done = 0;
   unit_iter fetch, comp;
-  fetch.start(*j, t_begin);
+  fetch.start(*j, t_begin, t_end);
   if (dyn) fetch.claim(*j);
   comp = fetch;
   auto next_fetch = [&] {
@@ -320,6 +334,7 @@ void mm_worker(unsigned n, unsigned w, void* data) {
   for (uint32_t s = 0; s < c.n_prefetch && fetch.valid; ++s) {
     push_unit(fetch, s);
     slot_tile[s] = fetch.tile;
+    slot_tiles[s] = fetch.tiles;
     ++n_claimed;
     next_fetch();
   }
@@ -329,7 +344,10 @@ void mm_worker(unsigned n, unsigned w, void* data) {
   uint32_t wb_seq[HTP_MM_OUT_SLOTS] = {};
   if (dyn) comp.valid = n_claimed > 0;
   while (comp.valid && ring.ok) {
-    if (dyn) comp.tile = slot_tile[slot];
+    if (dyn) {
+      comp.tile = slot_tile[slot];
+      comp.tiles = slot_tiles[slot];
+    }
     const mm_seg& seg = comp.seg;
     const uint16_t info = (uint16_t)comp.tile;
     trace_begin(tr, HTP_EV_DMA_WAIT, info);
@@ -338,7 +356,7 @@ void mm_worker(unsigned n, unsigned w, void* data) {
     if (comp.kc == 0 && wb_pending[out_slot]) ring.wait(wb_seq[out_slot]);  // the out slot is free
     trace_end(tr, HTP_EV_DMA_WAIT, info);
 
-    const uint32_t gt = htp_min(c.group_tiles, t_end - comp.tile);
+    const uint32_t gt = comp.tiles;
     const uint32_t r0 = comp.tile * kHtpTileRows;
     const uint32_t nrows = htp_min(gt * kHtpTileRows, j->s.m - r0);
     uint8_t* slot_out = area + lay.out_offset + (uint64_t)out_slot * lay.out_slot_bytes;
@@ -383,6 +401,7 @@ void mm_worker(unsigned n, unsigned w, void* data) {
     if (fetch.valid) {  // refill the slot just consumed
       push_unit(fetch, slot);
       slot_tile[slot] = fetch.tile;
+      slot_tiles[slot] = fetch.tiles;
       ++n_claimed;
       next_fetch();
     }
@@ -449,7 +468,13 @@ void mm_job_chunk(mm_job* j, uint32_t c0) {
   j->chunk_end = c0 + htp_min(j->p.cfg.act_rows, j->s.rows - c0);
   j->dynamic = j->s.opcode == HTP_OP_MUL_MAT && j->n_kc == 1 && j->p.cfg.n_threads > 1 &&
                c0 / j->s.seg_rows == (j->chunk_end - 1) / j->s.seg_rows;
-  j->next_tile = j->tile0;
+  j->next_unit = 0;
+  // Tail units: a quarter group, but at least the smallest unit that amortizes its overhead,
+  // in whole 4-tile steps (the x86 GEMV's 4 weight streams; see htp_mm_params_build).
+  const uint32_t g = j->p.cfg.group_tiles, n = j->p.cfg.n_threads, tiles = j->tile_end - j->tile0;
+  const uint32_t floor_tiles = (uint32_t)((HTP_MM_GEMV_MIN_UNIT_BYTES + j->row_bytes - 1) / j->row_bytes);
+  j->full_units = tiles > n * g ? (tiles - n * g) / g : 0;
+  j->tail_tiles = htp_min(g, (htp_max((g + 3) / 4, floor_tiles) + 3) & ~3u);
 }
 
 htp_status op_matmul(htp_op_ctx* ctx) {

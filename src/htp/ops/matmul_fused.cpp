@@ -59,6 +59,31 @@ void glu_worker(unsigned n, unsigned w, void* data) {
   j->status[w] = ok ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
+// All parts' weight streaming in one work run: each worker takes its share of part 0, then of
+// part 1, ..., so no worker waits at a barrier between parts and only the last part has a tail.
+// Each part's units, kernels and sums are those of its own run.
+struct parts_job {
+  mm_job* jobs;
+  uint32_t n_parts;
+  htp_status status[HTP_MAX_THREADS];
+};
+
+void parts_worker(unsigned n, unsigned w, void* data) {
+  (void)n;
+  auto* pj = (parts_job*)data;
+  pj->status[w] = HTP_OK;
+  for (uint32_t k = 0; k < pj->n_parts; ++k) {
+    mm_job& j = pj->jobs[k];
+    const uint32_t nt = j.p.cfg.n_threads;
+    if (w >= nt || j.tile0 == j.tile_end) continue;
+    mm_worker(nt, w, &j);
+    if (j.status[w] != HTP_OK) {
+      pj->status[w] = j.status[w];
+      return;
+    }
+  }
+}
+
 const htp_tensor* desc_of(const tensor_ref* r) { return r != nullptr ? &r->t : nullptr; }
 
 }  // namespace
@@ -82,15 +107,22 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
   const uint32_t n_parts = p.n_parts, glu = p.glu;
 
   mm_job jobs[HTP_MMF_MAX_PARTS];
+  htp_mm_params mps[HTP_MMF_MAX_PARTS];
+  htp_mmf_areas areas{};
   const uint32_t act_rows = p.cfg[0].act_rows;
   for (uint32_t k = 0; k < n_parts; ++k) {
-    htp_mm_params mp{};
     uint64_t bytes = 0;
-    st = htp_mm_params_make(shapes[k], p.cfg[k], &mp, &bytes);
+    st = htp_mm_params_make(shapes[k], p.cfg[k], &mps[k], &bytes);
     if (st != HTP_OK) return st;
+    htp_mmf_areas_add(&areas, mps[k]);
+  }
+  for (uint32_t k = 0; k < n_parts; ++k) {
+    const htp_mm_params& mp = mps[k];
     mm_job& j = jobs[k];
     mm_job_init(&j, ctx, shapes[k], mp, ctx->src[1 + k], ctx->src[0], outs[ffn ? 0 : k],
                 ctx->src[HTP_MMF_IDS_SRC]);
+    j.area_offset = areas.offset;
+    j.area_stride = areas.stride;
     if (ffn) {
       j.local = ctx->vtcm_base + p.local_offset + (uint64_t)k * act_rows * p.local_stride;
       j.local_stride = p.local_stride;
@@ -134,12 +166,14 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
   gj.gate = jobs[0].local;
   gj.up = ffn ? jobs[1].local : nullptr;
   gj.stride = p.local_stride;
+  parts_job pj;
+  pj.jobs = jobs;
+  pj.n_parts = n_parts;
   const uint32_t rows = shapes[0].rows;
   for (uint32_t c0 = 0; c0 < rows; c0 += act_rows) {
     for (uint32_t k = 0; k < n_parts; ++k) mm_job_chunk(&jobs[k], c0);
     st = run_workers(ctx, mm_quant_worker, &jobs[0], jobs[0].status, p.cfg[0].quant_threads);
-    for (uint32_t k = 0; k < n_parts && st == HTP_OK; ++k)
-      if (jobs[k].tile0 != jobs[k].tile_end) st = run_workers(ctx, mm_worker, &jobs[k], jobs[k].status, p.cfg[k].n_threads);
+    if (st == HTP_OK) st = run_workers(ctx, parts_worker, &pj, pj.status, areas.n_threads);
     if (st == HTP_OK && ffn && jobs[0].tile0 != jobs[0].tile_end)
       st = run_workers(ctx, glu_worker, &gj, gj.status, htp_min((uint32_t)p.cfg[0].n_threads, jobs[0].chunk_end - c0));
     if (st != HTP_OK) return st;

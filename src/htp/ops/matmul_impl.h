@@ -37,13 +37,18 @@ struct mm_job {
   uint32_t chunk0;      // first act row of the current chunk
   uint32_t chunk_end;
   uint8_t* act;           // the act area
+  uint64_t area_offset;   // run 2: worker w's area at area_offset + w * area_stride
+  uint64_t area_stride;
   const uint32_t* offs;   // ID: act row range of expert e = [offs[e], offs[e + 1])
   const uint32_t* pairs;  // ID: act row r is pair pairs[r] = i + n_used * t
   // Dynamic split (one segment, whole-K units): workers claim tile groups from this counter
   // instead of owning a fixed range, so a worker that gets less memory bandwidth or CPU than
-  // the other takes fewer units and both finish together.
+  // the other takes fewer units and both finish together. The last n_threads groups' tiles are
+  // claimed in smaller units (tail_tiles each), so the workers' last units end closer together.
   bool dynamic;
-  uint32_t next_tile;
+  uint32_t next_unit;
+  uint32_t full_units;  // units of group_tiles before the tail
+  uint32_t tail_tiles;
   uint32_t tile0, tile_end;  // this device's row tiles (output columns): all of them on one device
   htp_status status[HTP_MAX_THREADS];
 };
@@ -109,6 +114,8 @@ inline void mm_job_init(mm_job* j, const htp_op_ctx* ctx, const htp_mm_shape& s,
   j->n_kc = (s.n_blocks + p.cfg.k_blocks - 1) / p.cfg.k_blocks;
   j->row_bytes = htp_tile_row_bytes(s.tile, s.k);
   j->act = ctx->vtcm_base;
+  j->area_offset = p.lay.thread_offset;
+  j->area_stride = p.lay.thread_bytes;
   j->offs = nullptr;
   j->pairs = nullptr;
   j->tile0 = 0;

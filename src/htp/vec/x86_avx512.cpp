@@ -186,6 +186,15 @@ VEC_INLINE void zprefetch(const uint8_t* b0, const uint8_t* b1) {
   prefetch_block<Bytes>(b1);
 }
 
+// Prefetch `dist` bytes past b0 and b1 (the GEMV's run-time distance, see zgemm_cols).
+template <uint32_t Bytes>
+VEC_INLINE void zprefetch_at(const uint8_t* b0, const uint8_t* b1, size_t dist) {
+  for (uint32_t off = 0; off < Bytes; off += 64) {
+    _mm_prefetch((const char*)b0 + dist + off, _MM_HINT_T0);
+    _mm_prefetch((const char*)b1 + dist + off, _MM_HINT_T0);
+  }
+}
+
 // K blocks per pass over the row tiles: the interleaved activations of NC rows (NC x 40 bytes per
 // block) stay within a few tens of KiB of stack. GEMV takes K up to 8192 in one pass, so each
 // weight stream is read straight through (10 KiB of stack).
@@ -245,12 +254,15 @@ VEC_INLINE void zpair_block(const uint8_t* b0, const uint8_t* b1, const zact* x,
 // acc[p * NC + c]. GEMV (NC = 1) takes NP = 2: the pool's weights sit on 4 KiB pages, where one
 // core reads ~30% faster from 4 streams than from 2 (the hardware prefetchers stop at every page).
 template <class P, int NC, int NP>
-VEC_INLINE void zpairs(const uint8_t* t0, size_t rb, const zact* buf, uint32_t nbc, __m512* acc) {
+VEC_INLINE void zpairs(const uint8_t* t0, size_t rb, const zact* buf, uint32_t nbc, __m512* acc, size_t pf = 0) {
   constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
   for (uint32_t b = 0; b < nbc; b++)
     for (int p = 0; p < NP; p++) {
       const uint8_t* b0 = t0 + 2 * p * rb + (size_t)b * kBB;
-      if constexpr (NC == 1) zprefetch<kBB>(b0, b0 + rb);
+      if constexpr (NC == 1) {
+        if (pf == 0) zprefetch<kBB>(b0, b0 + rb);
+        else zprefetch_at<kBB>(b0, b0 + rb, pf);
+      }
       zpair_block<P, NC>(b0, b0 + rb, buf + b * NC, acc + p * NC);
     }
 }
@@ -282,7 +294,13 @@ void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* 
           acc[p * NC + c] =
               kb == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m[p], dst + c * dst_stride + (t + 2 * p) * R);
       }
-      zpairs<P, NC, NP>(w + t * rb + (size_t)kb * kBB, rb, buf, nbc, acc);
+      // Short rows (a tile shorter than twice the prefetch distance): the in-row distance would
+      // land in rows the other streams are reading, so prefetch the next group's rows instead;
+      // never past the last tile pair (that would read another worker's unit).
+      size_t pf = 0;
+      if constexpr (NC == 1)
+        if (rb < 2 * kPrefetch && nb <= kChunk) pf = t + 4 * NP <= 2 * n_pairs ? 2 * NP * rb : 0;
+      zpairs<P, NC, NP>(w + t * rb + (size_t)kb * kBB, rb, buf, nbc, acc, pf);
       for (int p = 0; p < NP; p++)
         for (int c = 0; c < NC; c++)
           _mm512_mask_storeu_ps(dst + c * dst_stride + (t + 2 * p) * R, m[p], acc[p * NC + c]);
