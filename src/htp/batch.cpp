@@ -161,7 +161,6 @@ htp_fence_slot* fence_slots(const htp_session& s, const htp_batch_header& h) {
 htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_response* rsp,
                    uint64_t* op_ns, htp_fence_slot* fence) {
   htp_status st = HTP_OK;
-  work_queue_wakeup(&s->wq);
   for (uint32_t i = 0; i < h.n_ops; ++i) {
     // Copied again and re-checked: an earlier op may have written over the message.
     htp_memcpy(&s->op, msg + h.ops_offset + (uint64_t)i * sizeof(htp_op_desc), sizeof(htp_op_desc));
@@ -190,7 +189,6 @@ htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_
     }
     rsp->n_ops_done = i + 1;
   }
-  work_queue_suspend(&s->wq);
   return st;
 }
 
@@ -238,9 +236,13 @@ htp_status htp_session_process(htp_session* s, void* message, size_t size) {
       if (fence == nullptr) st = HTP_ERR_BAD_BATCH;  // no slot to publish in: the host releases the peers
     }
     if (st == HTP_OK) {
+      work_queue_wakeup(&s->wq);  // before validation, which hides the helpers' wake-up
+      trace_begin(&s->trace[0], HTP_EV_VALIDATE, 0);
       st = prepare_batch(s, msg, h, rsp);
+      trace_end(&s->trace[0], HTP_EV_VALIDATE, 0);
       if (st == HTP_OK) st = run_ops(s, msg, h, rsp, op_ns, fence);
       if (s->mdev.count > 1) st = finish_group(s, h, fence, st, rsp);
+      work_queue_suspend(&s->wq);
     }
     for (uint32_t t = 0; t < HTP_MAX_THREADS; ++t) {
       rsp->trace_count[t] = s->trace[t].count;

@@ -46,7 +46,8 @@ struct work_queue {
 htp_status work_queue_init(work_queue* q, uint32_t n_workers, uint32_t spin_ns, size_t stack_bytes);
 void work_queue_destroy(work_queue* q);
 
-// Bracket a batch: helpers poll between runs while active, sleep otherwise.
+// Bracket a batch: helpers poll between runs while active, sleep otherwise. wakeup also wakes
+// the sleeping helpers, so that they are polling by the batch's first run.
 void work_queue_wakeup(work_queue* q);
 void work_queue_suspend(work_queue* q);
 

@@ -63,6 +63,7 @@ TEST_P(TimelineTest, TracksOpsAndTimes) {
   std::map<uint32_t, std::set<uint32_t>> threads;      // pid -> named tids
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Slice>> ops, kernel;  // (pid, tid)
   std::map<uint32_t, int> fences;                      // pid -> fence events
+  std::map<uint32_t, int> validations;                 // pid -> batch validations (before any op)
   std::vector<double> host_calls;
   for (const auto& ev : events) {
     const std::string ph = ev.at("ph");
@@ -81,6 +82,12 @@ TEST_P(TimelineTest, TracksOpsAndTimes) {
     ASSERT_TRUE(ev.at("args").contains("info")) << ev.dump();
     if (s.name == "FENCE") fences[pid]++;
     if (s.name == "FENCE" && !ev.at("args").contains("op")) continue;  // the batch-end fence follows the last op
+    if (s.name == "VALIDATE") {  // thread 0 checks the batch before its first op
+      EXPECT_EQ(tid, 0u);
+      EXPECT_FALSE(ev.at("args").contains("op")) << ev.dump();
+      validations[pid]++;
+      continue;
+    }
     ASSERT_TRUE(ev.at("args").contains("op")) << ev.dump();
     s.op = ev.at("args").at("op_index");
     // An op slice carries the opcode's name; its kernel events carry the event's.
@@ -100,6 +107,7 @@ TEST_P(TimelineTest, TracksOpsAndTimes) {
     const uint32_t pid = (uint32_t)d + 1;
     EXPECT_EQ(processes[pid], "HTP device " + std::to_string(d));
     ASSERT_EQ(threads[pid].size(), (size_t)p.threads) << "device " << d;
+    EXPECT_EQ(validations[pid], (int)host_calls.size()) << "device " << d;
     // Every op of every call on every worker, in order, without overlap.
     std::map<uint64_t, std::set<uint32_t>> want;  // call -> op indices, from worker 0 of device 0
     for (const Slice& s : ops[{1, 0}]) want[s.call].insert(s.op);

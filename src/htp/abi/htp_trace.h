@@ -12,6 +12,7 @@ enum htp_trace_event : uint16_t {
   HTP_EV_QUANT,         // quantizing activations; info = block index
   HTP_EV_DEQUANT,       // dequantizing weights; info = block index
   HTP_EV_BARRIER,       // waiting for the other workers; info = phase
+  HTP_EV_VALIDATE,      // checking the batch's tensors and ops before any op runs (thread 0)
   HTP_EV_COUNT,
   HTP_EV_END = 0x8000,  // or'ed into `event`: this record closes the matching begin
 };
@@ -33,6 +34,7 @@ inline const char* htp_trace_event_name(uint32_t event) {
     case HTP_EV_QUANT: return "QUANT";
     case HTP_EV_DEQUANT: return "DEQUANT";
     case HTP_EV_BARRIER: return "BARRIER";
+    case HTP_EV_VALIDATE: return "VALIDATE";
     default: return "UNKNOWN_EVENT";
   }
 }
