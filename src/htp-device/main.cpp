@@ -18,11 +18,14 @@ using namespace hexllm::htp;
 
 constexpr uint64_t kMaxBankBytes = 0xffffffffull;
 // A device alone polls the doorbell this long after a call before it sleeps. Between two
-// decode graphs the host works ~15-40 us (sampling, the next graph's inputs): polling catches
-// that doorbell without the futex wake-up of a sleeping thread (tens of us on a VM), and longer
-// host work (prompt processing on the host, the user) ends it. A device in a group does not
-// poll: its siblings' threads and the host already fill the cores.
-constexpr uint64_t kIdleSpinNs = 200'000;
+// decode graphs the host works 15-40 us on a quiet machine and 130-270 us (p50) on a loaded
+// 2-vCPU VM (sampling, the next graph's inputs): with 200 us the device slept before 20-50 of
+// 61 doorbells there, and each cost a futex wake-up of ~100 us; with 1 ms, none. Longer host
+// work (prompt processing on the host, the user) ends it. The poll yields now and then, so a
+// host thread placed on this core runs at once. A device in a group does not poll: its
+// siblings' threads and the host already fill the cores.
+constexpr uint64_t kIdleSpinNs = 1'000'000;
+constexpr uint32_t kPollsPerYield = 16;
 constexpr uint64_t kIdleSleepNs = 1'000'000'000;   // then look at the socket once a second
 constexpr uint32_t kMaxBankMsgs = 4;
 
@@ -222,7 +225,10 @@ bool host_gone(int sock) { return proc_peer_gone(sock); }
 uint32_t wait_doorbell(Device& d, uint32_t last) {
   uint32_t* bell = &d.ctl->doorbell;
   const uint64_t t0 = now_ns();
-  while (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last && now_ns() - t0 < d.idle_spin_ns) platform_pause();
+  for (uint32_t spins = 1; __atomic_load_n(bell, __ATOMIC_ACQUIRE) == last && now_ns() - t0 < d.idle_spin_ns; ++spins) {
+    if (spins % kPollsPerYield == 0) platform_yield();
+    else platform_pause();
+  }
   while (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last) {
     __atomic_store_n(&d.ctl->device_sleeping, 1u, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(bell, __ATOMIC_SEQ_CST) == last) proc_futex_wait_shared(bell, last, kIdleSleepNs);

@@ -66,6 +66,8 @@ class BatchRunner {
   Timeline* timeline_;
   std::unique_ptr<backend::Buffer> message_;
   uint64_t written_serial_ = 0;         // the kept batch whose ops and tensors message_ holds
+  uint64_t last_serial_ = 0;            // the last call's kept batch (0: none, or it failed)
+  uint64_t last_device_ns_ = 0;         // and its device time: the next call's hint
   const void* written_at_ = nullptr;    // ... written into this buffer
   uint32_t written_devices_ = 0;        // ... for this many devices (fences marked when > 1)
   std::vector<uint32_t> opcodes_;       // of the batch message_ holds

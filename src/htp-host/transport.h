@@ -66,6 +66,10 @@ class Transport {
   // first. Throws DeviceFault when the device dies or hangs, hexllm::Error when the window
   // cannot hold the batch.
   virtual htp_status call(void* message, size_t bytes) = 0;
+  // A hint for the next call: how long the device took on the same batch last time (0: not
+  // known). A device process's transport sleeps until shortly before then and polls for the
+  // end, instead of waiting for the device's futex wake-up (tens to hundreds of us on a VM).
+  virtual void expect_device_ns(uint64_t ns) { (void)ns; }
   // Starts the device afresh: a new process whose window maps the same pool (weights stay in
   // the pool, nothing is reloaded). Returns false when this transport cannot restart.
   virtual bool restart() { return false; }

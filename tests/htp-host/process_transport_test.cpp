@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -223,6 +224,43 @@ TEST_F(HtpProcess, AKilledDeviceIsReportedAndRestarts) {
   EXPECT_GT(transport_->device_pid(), 0);
   EXPECT_NE(transport_->device_pid(), pid);
   expect_add_works(3);
+}
+
+// The device-time hint (expect_device_ns) only moves when the host looks: short, exact and far
+// too long hints give the same results, and a hint far too long does not hold the call back
+// (the device still wakes a sleeping host).
+TEST_F(HtpProcess, DeviceTimeHintsChangeOnlyWhenTheHostLooks) {
+  uint64_t seq = 1;
+  for (const uint64_t hint : {uint64_t{0}, uint64_t{1'000}, uint64_t{400'000}, uint64_t{2'000'000}}) {
+    transport_->expect_device_ns(hint);
+    expect_add_works(seq++);
+  }
+  transport_->expect_device_ns(4'000'000'000ull);
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_add_works(seq++);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 2.0) << "a 4 s hint held a tiny batch back";
+}
+
+// A hint that expires while the device makes no progress: the host polls, then sleeps and
+// finds the device hung, as without one.
+TEST_F(HtpProcess, AHungDeviceTimesOutPastItsHint) {
+  SessionOptions o = options();
+  o.timeout_s = 0.3;
+  transport_.reset();
+  transport_ = make_process_transport(pool_, o);
+  expect_add_works(1);
+  const int pid = transport_->device_pid();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const size_t bytes = add_batch(*data_, 0, 4096, 8192, 40, 2);
+  transport_->expect_device_ns(500'000);
+  try {
+    transport_->call(message_->data(), bytes);
+    FAIL() << "expected a device fault";
+  } catch (const DeviceFault& f) {
+    EXPECT_NE(std::string(f.what()).find("hung"), std::string::npos) << f.what();
+  }
+  EXPECT_TRUE(process_gone(pid));
 }
 
 TEST_F(HtpProcess, AHungDeviceTimesOut) {
