@@ -35,8 +35,8 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
       ->envname("HEXLLM_HTP_DMA")
       ->check(CLI::IsMember({"zero-copy", "async", "inline"}));
   app.add_option("--htp-transport", opts.htp_transport,
-                 "HTP transport: process (default: a hexllm-htp device process over a shared memfd pool; a device "
-                 "fault cannot take the host down) or inproc (device threads in this process)")
+                 "HTP transport: process (default: a hexllm-htp device process that maps the pool's memfds and weight "
+                 "files; a device fault cannot take the host down) or inproc (device threads in this process)")
       ->envname("HEXLLM_HTP_TRANSPORT")
       ->check(CLI::IsMember({"inproc", "process"}));
   app.add_option("--htp-target", opts.htp_target,
