@@ -23,6 +23,13 @@
 inline constexpr uint32_t HTP_MMF_MAX_PARTS = 3;
 inline constexpr uint32_t HTP_MMF_ADDEND_SRC = 4;  // src[4 + p]: part p's addend
 inline constexpr uint32_t HTP_MMF_IDS_SRC = 7;
+// A dense FFN whose act rows do not fit one chunk needs chunks of at least this many rows. The
+// gate and up results of a chunk stay in VTCM (8 bytes per FFN column and row: 64 KiB a row at
+// m = 8192), so a wide FFN gets short chunks, and each chunk streams the weights again. In
+// 8 MiB, llama-3.2-1b's FFN gets 95-row chunks at 1 worker and 70 at 2, and prompt processing
+// was 4-6% slower fused than unfused (whose chunks hold all 512 rows); qwen2.5-0.5b's gets 140
+// and 92, and was as fast fused. Decode's single row always fits.
+inline constexpr uint32_t HTP_MMF_FFN_MIN_CHUNK_ROWS = 96;
 
 struct htp_mmf_params {
   htp_mm_config cfg[HTP_MMF_MAX_PARTS];  // per part; htp_mm_params_make derives the rest
@@ -228,6 +235,7 @@ constexpr htp_status htp_mmf_params_build(uint32_t opcode, const int32_t* op_par
     else hi = mid - 1;
   }
   if (lo == 0) return HTP_ERR_VTCM_TOO_SMALL;
+  if (opcode == HTP_OP_MUL_MAT_FFN && lo < shapes[0].rows && lo < HTP_MMF_FFN_MIN_CHUNK_ROWS) return HTP_ERR_NO_SUPPORT;
   htp_mmf_layout(shapes, p.n_parts, ffn, p.add_mask, lo, cfg, &p);
   for (uint32_t k = 0; k < p.n_parts; ++k) p.cfg[k] = cfg[k];
   *out = p;

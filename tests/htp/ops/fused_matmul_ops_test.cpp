@@ -280,11 +280,25 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
   htp_mmf_params p{};
   htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
-  ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_OK);
-  // Both result buffers of a chunk stay in VTCM: 8 MiB holds a few rows of 2 x 8192 floats.
+  ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 16u << 20, &p), HTP_OK);
+  // Both result buffers of a chunk stay in VTCM: 16 MiB holds ~170 rows of 2 x 8192 floats.
   EXPECT_LT(p.cfg[0].act_rows, n);
-  EXPECT_LE(p.vtcm_bytes, 8u << 20);
-  EXPECT_EQ(htp_mmf_params_check(p, HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, shapes), HTP_OK);
+  EXPECT_GE(p.cfg[0].act_rows, HTP_MMF_FFN_MIN_CHUNK_ROWS);
+  EXPECT_LE(p.vtcm_bytes, 16u << 20);
+  EXPECT_EQ(htp_mmf_params_check(p, HTP_OP_MUL_MAT_FFN, params, t, 2, 16u << 20, shapes), HTP_OK);
+  // 8 MiB holds ~70 rows: chunks too short to repay streaming the weights once per chunk, so
+  // the fusion is refused (the matmuls then run unfused, with chunks of their own).
+  EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
+  htp_mm_params part{};
+  ASSERT_EQ(htp_mm_params_build(HTP_OP_MUL_MAT, out, w, x, nullptr, 2, 8u << 20, &part), HTP_OK);
+  EXPECT_GE(part.cfg.act_rows, HTP_MMF_FFN_MIN_CHUNK_ROWS);
+  // ... unless the chunk holds every row: a batch of 64 fuses in 8 MiB.
+  const htp_tensor x64 = desc2d(HTP_TYPE_F32, k, 64, 4, k * 4, k * 64 * 4);
+  const htp_tensor out64 = desc2d(HTP_TYPE_F32, f, 64, 4, f * 4, f * 64 * 4);
+  t.x = &x64;
+  t.out[0] = &out64;
+  ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_OK);
+  EXPECT_EQ(p.cfg[0].act_rows, 64u);
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 64u << 10, &p), HTP_ERR_VTCM_TOO_SMALL);
   params[0] = static_cast<int32_t>(HTP_OP_SWIGLU_OAI);  // no such fused GLU
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
