@@ -242,45 +242,30 @@ TEST_F(HtpProcess, DeviceTimeHintsChangeOnlyWhenTheHostLooks) {
   EXPECT_LT(s, 2.0) << "a 4 s hint held a tiny batch back";
 }
 
-// A hint that expires while the device makes no progress: the host polls, then sleeps and
-// finds the device hung, as without one.
-TEST_F(HtpProcess, AHungDeviceTimesOutPastItsHint) {
-  SessionOptions o = options();
-  o.timeout_s = 0.3;
-  transport_.reset();
-  transport_ = make_process_transport(pool_, o);
-  expect_add_works(1);
-  const int pid = transport_->device_pid();
-  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
-  const size_t bytes = add_batch(*data_, 0, 4096, 8192, 40, 2);
-  transport_->expect_device_ns(500'000);
-  try {
-    transport_->call(message_->data(), bytes);
-    FAIL() << "expected a device fault";
-  } catch (const DeviceFault& f) {
-    EXPECT_NE(std::string(f.what()).find("hung"), std::string::npos) << f.what();
-  }
-  EXPECT_TRUE(process_gone(pid));
-}
-
+// Without a hint, and with one that expires while the device makes no progress (the host
+// polls, then sleeps and finds the device hung as without one).
 TEST_F(HtpProcess, AHungDeviceTimesOut) {
   SessionOptions o = options();
   o.timeout_s = 0.3;
-  transport_.reset();
-  transport_ = make_process_transport(pool_, o);
-  expect_add_works(1);
-  const int pid = transport_->device_pid();
-  ASSERT_EQ(::kill(pid, SIGSTOP), 0);  // alive, but makes no progress
-  const size_t bytes = add_batch(*data_, 0, 4096, 8192, 40, 2);
-  try {
-    transport_->call(message_->data(), bytes);
-    FAIL() << "expected a device fault";
-  } catch (const DeviceFault& f) {
-    EXPECT_NE(std::string(f.what()).find("hung"), std::string::npos) << f.what();
+  uint64_t seq = 1;
+  for (const uint64_t hint : {uint64_t{0}, uint64_t{500'000}}) {
+    transport_.reset();
+    transport_ = make_process_transport(pool_, o);
+    expect_add_works(seq++);
+    const int pid = transport_->device_pid();
+    ASSERT_EQ(::kill(pid, SIGSTOP), 0);  // alive, but makes no progress
+    const size_t bytes = add_batch(*data_, 0, 4096, 8192, 40, seq++);
+    transport_->expect_device_ns(hint);
+    try {
+      transport_->call(message_->data(), bytes);
+      FAIL() << "expected a device fault (hint " << hint << " ns)";
+    } catch (const DeviceFault& f) {
+      EXPECT_NE(std::string(f.what()).find("hung"), std::string::npos) << f.what();
+    }
+    EXPECT_TRUE(process_gone(pid)) << "the hung device is killed and reaped";
+    ASSERT_TRUE(transport_->restart());
+    expect_add_works(seq++);
   }
-  EXPECT_TRUE(process_gone(pid)) << "the hung device is killed and reaped";
-  ASSERT_TRUE(transport_->restart());
-  expect_add_works(3);
 }
 
 TEST(HtpProcessLifetime, ShutdownLeavesNothingBehind) {
