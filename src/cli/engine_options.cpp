@@ -50,7 +50,8 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
       ->envname("HEXLLM_HTP_WINDOW");
   app.add_option("--htp-weights-dir", opts.htp_weights_dir,
                  "HTP weight memory: unlinked files in this directory, which get 2 MiB pages on a disk filesystem "
-                 "whose page cache has large folios (ext4 on recent kernels), or memfd (shared memory, 4 KiB pages unless shmem THP is on); "
+                 "whose page cache has large folios (ext4 on recent kernels), or memfd (shared memory, 4 KiB pages "
+                 "unless shmem THP is on); "
                  "default " + std::string(htp_host::Pool::kDefaultWeightsDir) + ", falling back to memfd where files cannot be made there")
       ->envname("HEXLLM_HTP_WEIGHTS_DIR");
   app.add_option("--htp-timeout", opts.htp_timeout,

@@ -25,7 +25,6 @@ constexpr uint64_t kMaxBankBytes = 0xffffffffull;
 // host thread placed on this core runs at once. A device in a group does not poll: its
 // siblings' threads and the host already fill the cores.
 constexpr uint64_t kIdleSpinNs = 1'000'000;
-constexpr uint32_t kPollsPerYield = 16;
 constexpr uint64_t kIdleSleepNs = 1'000'000'000;   // then look at the socket once a second
 constexpr uint32_t kMaxBankMsgs = 4;
 
@@ -226,7 +225,7 @@ uint32_t wait_doorbell(Device& d, uint32_t last) {
   uint32_t* bell = &d.ctl->doorbell;
   const uint64_t t0 = now_ns();
   for (uint32_t spins = 1; __atomic_load_n(bell, __ATOMIC_ACQUIRE) == last && now_ns() - t0 < d.idle_spin_ns; ++spins) {
-    if (spins % kPollsPerYield == 0) platform_yield();
+    if (spins % wire::kPollsPerYield == 0) platform_yield();
     else platform_pause();
   }
   while (__atomic_load_n(bell, __ATOMIC_ACQUIRE) == last) {

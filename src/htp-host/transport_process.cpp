@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -23,6 +22,7 @@
 #include "base/error.h"
 #include "htp-host/transport.h"
 #include "htp-host/transport_wire.h"
+#include "htp/platform/platform.h"
 
 extern char** environ;
 
@@ -42,17 +42,10 @@ constexpr uint64_t kSpin = 2'000;                       // ns
 // 50-130 us (p25-p75) on a loaded 2-vCPU VM, and polling the end took 3-6 us.
 constexpr uint64_t kWakeEarly = 300'000;                // ns
 constexpr uint64_t kPollLate = 1'000'000;               // ns
-constexpr uint32_t kPollsPerYield = 16;
 constexpr int kHandshakeMs = 20'000;                    // a device that does not answer hello
 constexpr int kExitMs = 2'000;                          // grace for a clean exit before SIGKILL
 
 std::atomic<uint32_t> g_sessions{0};
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 std::string describe_wait_status(int status) {
   if (WIFSIGNALED(status)) return strprintf("killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -329,8 +322,8 @@ htp_status ProcessTransport::wait_done(uint32_t seq, uint8_t* msg, size_t bytes)
       const uint64_t now = now_ns();
       if (now >= wake_at && now < poll_until) {
         for (uint32_t i = 1; !finished() && now_ns() < poll_until; ++i) {
-          if (i % kPollsPerYield == 0) sched_yield();  // a device thread waiting for this core runs
-          else cpu_relax();
+          if (i % wire::kPollsPerYield == 0) htp::platform_yield();  // a device thread waiting for this core runs
+          else htp::platform_pause();
         }
         continue;
       }

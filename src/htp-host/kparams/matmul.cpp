@@ -1,7 +1,8 @@
 // MUL_MAT and MUL_MAT_ID with a weight repacked into tiles at load; other src0 (activation
 // matrices, weights left untiled) are refused and run on the reference backend. The fused ops
 // (MUL_MAT_ADD, MUL_MAT_QKV, MUL_MAT_FFN, MUL_MAT_ID_FFN) use the slots of matmul_fused_params.h;
-// one that does not fit VTCM is refused here, and the host then runs its nodes unfused.
+// one that does not fit VTCM (or a dense FFN whose chunks would be short) is refused here, and
+// the host then runs its nodes unfused.
 #include "htp-host/op_builders.h"
 #include "htp/abi/matmul_fused_params.h"
 

@@ -21,6 +21,9 @@ inline constexpr uint32_t kHelloMagic = 0x4f4c4548;  // "HELO"
 inline constexpr uint32_t kReplyMagic = 0x594c5052;  // "RPLY"
 inline constexpr uint32_t kBanksMagic = 0x534b4e42;  // "BNKS"
 inline constexpr int kDeviceFd = 3;                  // the device's end of the socket
+// A side polling the control block (the device its doorbell, the host `done`) yields every
+// this many polls, so that a thread of the other side placed on its core runs at once.
+inline constexpr uint32_t kPollsPerYield = 16;
 
 // Host -> device, the first message.
 struct Hello {
