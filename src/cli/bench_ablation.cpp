@@ -105,8 +105,11 @@ int bench_ablation(const BenchOptions& o) {
     std::printf("%s, %d thread%s, %d rounds (medians; ratios to all on within each round)\n", description.c_str(),
                 threads, threads == 1 ? "" : "s", o.reps);
     if (!o.no_roofline)
-      std::printf("roofline (measured now): read bandwidth %.1f GB/s, int8 dot peak %.0f GOP/s (%s)\n", roof.read_gbps,
-                  roof.int8_gops, roof.int8_isa);
+      std::printf("roofline (measured now): read bandwidth %.1f GB/s, int8 dot peak %.0f GOP/s (%s)%s\n", roof.read_gbps,
+                  roof.int8_gops, roof.int8_isa,
+                  roof.tile_int8_gops > 0 ? (", matrix unit " + std::to_string((int)roof.tile_int8_gops) + " GOP/s (" +
+                                             roof.tile_int8_isa + ", unused)").c_str()
+                                          : "");
     std::printf("| %-22s | %9s | %6s | %8s | %9s | %6s | %8s |\n", "variant", "pp t/s", "ratio", "% int8", "tg t/s", "ratio",
                 "% bw");
     std::printf("| %s | --------: | -----: | -------: | --------: | -----: | -------: |\n", std::string(22, '-').c_str());

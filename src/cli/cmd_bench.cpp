@@ -212,12 +212,19 @@ int bench(const BenchOptions& o) {
                 "peak %.0f GFLOP/s (%s)\n",
                 threads, threads == 1 ? "" : "s", r.read_gbps, r.read_gbps_4k, r.int8_gops, r.int8_isa, r.f32_gflops,
                 r.f32_isa);
+    if (r.tile_int8_gops > 0)
+      std::printf("    matrix unit: int8 peak %.0f GOP/s (%s), %.1fx the dot peak; the kernels do not use it\n",
+                  r.tile_int8_gops, r.tile_int8_isa, r.tile_int8_gops / r.int8_gops);
     for (const Row& row : rows) {
       if (row.threads != threads) continue;
       const std::string who = device_list.size() > 1 ? " (" + row.devices + ")" : "";
-      if (row.pp)
+      const double pp_gops = fpt * row.tps / 1e9;
+      if (row.pp && r.tile_int8_gops > 0)
+        std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak (%.1f%% of the matrix unit's)\n",
+                    who.c_str(), fpt / 1e9, row.tps, pp_gops, 100 * pp_gops / r.int8_gops, 100 * pp_gops / r.tile_int8_gops);
+      else if (row.pp)
         std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak\n", who.c_str(), fpt / 1e9,
-                    row.tps, fpt * row.tps / 1e9, r.int8_gops > 0 ? 100 * fpt * row.tps / 1e9 / r.int8_gops : 0.0);
+                    row.tps, pp_gops, r.int8_gops > 0 ? 100 * pp_gops / r.int8_gops : 0.0);
       else
         std::printf("    tg%s: %.1f MB/token x %.2f t/s = %.1f GB/s = %.0f%% of read bandwidth (%.0f%% of the 4 KiB-page figure)\n",
                     who.c_str(), bpt / 1e6, row.tps, bpt * row.tps / 1e9, 100 * bpt * row.tps / 1e9 / r.read_gbps,

@@ -1,7 +1,9 @@
 #include "engine/roofline.h"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +14,11 @@
 #include <vector>
 
 #include "base/error.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 namespace hexllm {
 
@@ -140,6 +147,48 @@ __attribute__((target("avx2,fma"))) void fma_ymm(int64_t iters) {
 #undef Z
 #undef Y
 
+// AMX (AMX-TILE + AMX-INT8): the CPU has it, the OS saves its state (XCR0 bits 17, 18), and
+// Linux granted this process the tile data (ARCH_REQ_XCOMP_PERM; the first tile instruction
+// faults without it).
+bool amx_int8_usable() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return (lo & 0x60000) == 0x60000 && syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
+// tdpbssd on 16 x 64-byte tiles: 16 x 16 x 64 multiply-adds per instruction, 4 accumulator
+// tiles fed by 2 A and 2 B tiles (all eight registers).
+__attribute__((target("amx-tile,amx-int8"))) void dp_amx(int64_t iters) {
+  struct alignas(64) {
+    uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+    uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+  } cfg;
+  alignas(64) static const int8_t kOnes[16 * 64] = {1};
+  // Not _tile_loadconfig: GCC 12's takes the config as an 8-byte operand and drops the stores
+  // to the rest of it.
+  __asm__ volatile("ldtilecfg %0" : : "m"(cfg));
+  _tile_loadd(4, kOnes, 64);
+  _tile_loadd(5, kOnes, 64);
+  _tile_loadd(6, kOnes, 64);
+  _tile_loadd(7, kOnes, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t i = 0; i < iters; ++i) {
+    _tile_dpbssd(0, 4, 5);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 6, 5);
+    _tile_dpbssd(3, 6, 7);
+  }
+  _tile_release();
+}
+
 struct Probe {
   void (*fn)(int64_t);
   double ops_per_iter;
@@ -251,6 +300,11 @@ Roofline measure_roofline(int threads) {
     r.int8_isa = dot.name;
     r.f32_gflops = probe_rate(threads, fma, kIters) / 1e9;
     r.f32_isa = fma.name;
+  }
+  if (amx_int8_usable()) {
+    constexpr int64_t kTileIters = 1'000'000;
+    r.tile_int8_gops = probe_rate(threads, Probe{dp_amx, 4.0 * 16 * 16 * 64 * 2, "AMX tdpbssd"}, kTileIters) / 1e9;
+    r.tile_int8_isa = "AMX tdpbssd";
   }
 #endif
   (void)avx2;

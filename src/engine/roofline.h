@@ -13,6 +13,10 @@ struct Roofline {
   const char* int8_isa = "";  // the instruction the peak was measured with (the CPU's best)
   double f32_gflops = 0;      // F32 FMA peak (a fused multiply-add counts 2), as int8_gops
   const char* f32_isa = "";
+  // A matrix unit's int8 peak where the CPU has one (AMX), as int8_gops; 0 elsewhere. The
+  // kernels do not use it (yet): the figure says how far the machine's own limit is.
+  double tile_int8_gops = 0;
+  const char* tile_int8_isa = "";
 };
 
 // Takes one to two seconds per call.

@@ -244,6 +244,29 @@ TEST_P(VecIsa, KQuantGemmLongKMatchesGeneric) {
         }
 }
 
+// Batches the shapes above keep small: 16 and 35 activation rows (whole and partial register
+// blocks of the zmm GEMM, 12 rows each) over K past one activation chunk (65 blocks: 64 + 1),
+// on tile pairs whose second tile is partial or missing.
+TEST_P(VecIsa, GemmOfRowGroupsMatchesGeneric) {
+  const vec_kernels& g = vec_generic_kernels();
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  uint32_t seed = 1700;
+  for (uint32_t tt : kAllTiles) {
+    if (htp_tile_is_float(tt) || htp_tile_info(tt).kblock != 32) continue;
+    for (uint32_t k : {160u, 2080u})
+      for (uint32_t nrows : {13u, 45u, 32u})
+        for (uint32_t nact : {16u, 35u}) {
+          SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
+                                          << " k=" << k << " rows=" << nrows << " nact=" << nact);
+          const Problem p = make_problem(tt, k, nrows, nact, seed++);
+          const auto act = quantize(g, p);
+          const auto want = run(g, p, act, false), got = run(*sp, p, act, false);
+          for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], got[i]) << i;
+        }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(, VecIsa, testing::ValuesIn(kVecIsaNames),
                          [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
