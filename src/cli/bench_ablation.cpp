@@ -108,7 +108,7 @@ int bench_ablation(const BenchOptions& o) {
       std::printf("roofline (measured now): read bandwidth %.1f GB/s, int8 dot peak %.0f GOP/s (%s)%s\n", roof.read_gbps,
                   roof.int8_gops, roof.int8_isa,
                   roof.tile_int8_gops > 0 ? (", matrix unit " + std::to_string((int)roof.tile_int8_gops) + " GOP/s (" +
-                                             roof.tile_int8_isa + ", unused)").c_str()
+                                             roof.tile_int8_isa + ")").c_str()
                                           : "");
     std::printf("| %-22s | %9s | %6s | %8s | %9s | %6s | %8s |\n", "variant", "pp t/s", "ratio", "% int8", "tg t/s", "ratio",
                 "% bw");

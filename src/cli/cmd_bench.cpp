@@ -213,15 +213,17 @@ int bench(const BenchOptions& o) {
                 threads, threads == 1 ? "" : "s", r.read_gbps, r.read_gbps_4k, r.int8_gops, r.int8_isa, r.f32_gflops,
                 r.f32_isa);
     if (r.tile_int8_gops > 0)
-      std::printf("    matrix unit: int8 peak %.0f GOP/s (%s), %.1fx the dot peak; the kernels do not use it\n",
-                  r.tile_int8_gops, r.tile_int8_isa, r.tile_int8_gops / r.int8_gops);
+      std::printf("    matrix unit: int8 peak %.0f GOP/s (%s), %.1fx the dot peak; bf16 peak %.0f GFLOP/s (AMX tdpbf16ps)\n",
+                  r.tile_int8_gops, r.tile_int8_isa, r.tile_int8_gops / r.int8_gops, r.tile_bf16_gflops);
     for (const Row& row : rows) {
       if (row.threads != threads) continue;
       const std::string who = device_list.size() > 1 ? " (" + row.devices + ")" : "";
       const double pp_gops = fpt * row.tps / 1e9;
       if (row.pp && r.tile_int8_gops > 0)
-        std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak (%.1f%% of the matrix unit's)\n",
-                    who.c_str(), fpt / 1e9, row.tps, pp_gops, 100 * pp_gops / r.int8_gops, 100 * pp_gops / r.tile_int8_gops);
+        std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak (%.1f%% of the matrix unit's "
+                    "int8, %.1f%% of its bf16)\n",
+                    who.c_str(), fpt / 1e9, row.tps, pp_gops, 100 * pp_gops / r.int8_gops, 100 * pp_gops / r.tile_int8_gops,
+                    r.tile_bf16_gflops > 0 ? 100 * pp_gops / r.tile_bf16_gflops : 0.0);
       else if (row.pp)
         std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak\n", who.c_str(), fpt / 1e9,
                     row.tps, pp_gops, r.int8_gops > 0 ? 100 * pp_gops / r.int8_gops : 0.0);

@@ -16,7 +16,8 @@ std::string kernel_path_note() {
   const char* forced = vec_isa_forced();
   std::string s = k != nullptr ? k->name : "none";
   s += forced != nullptr ? " (forced by HEXLLM_ISA)" : " (best for this CPU)";
-  return s + "; usable here: " + usable + "; HEXLLM_ISA=generic|avx2|avxvnni|avx512 forces one";
+  return s + "; usable here: " + usable +
+         "; HEXLLM_ISA=generic|avx2|avxvnni|avx512|amx forces one, HEXLLM_ISA=exact the best with bit-exact matmuls";
 }
 
 std::string kernel_isa_error() {

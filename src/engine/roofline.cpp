@@ -188,6 +188,31 @@ __attribute__((target("amx-tile,amx-int8"))) void dp_amx(int64_t iters) {
   }
   _tile_release();
 }
+// tdpbf16ps: 16 x 16 x 32 bf16 multiply-adds into f32 per instruction, the same 4 x 2 x 2 tiles.
+__attribute__((target("amx-tile,amx-bf16"))) void dp_amx_bf16(int64_t iters) {
+  struct alignas(64) {
+    uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+    uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+  } cfg;
+  alignas(64) static const uint16_t kOnes[16 * 32] = {0x3f80};
+  __asm__ volatile("ldtilecfg %0" : : "m"(cfg));
+  _tile_loadd(4, kOnes, 64);
+  _tile_loadd(5, kOnes, 64);
+  _tile_loadd(6, kOnes, 64);
+  _tile_loadd(7, kOnes, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t i = 0; i < iters; ++i) {
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 6, 5);
+    _tile_dpbf16ps(3, 6, 7);
+  }
+  _tile_release();
+}
 
 struct Probe {
   void (*fn)(int64_t);
@@ -305,6 +330,10 @@ Roofline measure_roofline(int threads) {
     constexpr int64_t kTileIters = 1'000'000;
     r.tile_int8_gops = probe_rate(threads, Probe{dp_amx, 4.0 * 16 * 16 * 64 * 2, "AMX tdpbssd"}, kTileIters) / 1e9;
     r.tile_int8_isa = "AMX tdpbssd";
+    unsigned a, b, c, d;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22)))  // AMX-BF16
+      r.tile_bf16_gflops =
+          probe_rate(threads, Probe{dp_amx_bf16, 4.0 * 16 * 16 * 32 * 2, "AMX tdpbf16ps"}, kTileIters) / 1e9;
   }
 #endif
   (void)avx2;

@@ -13,10 +13,11 @@ struct Roofline {
   const char* int8_isa = "";  // the instruction the peak was measured with (the CPU's best)
   double f32_gflops = 0;      // F32 FMA peak (a fused multiply-add counts 2), as int8_gops
   const char* f32_isa = "";
-  // A matrix unit's int8 peak where the CPU has one (AMX), as int8_gops; 0 elsewhere. The
-  // kernels do not use it (yet): the figure says how far the machine's own limit is.
+  // A matrix unit's int8 peak where the CPU has one (AMX tdpbssd), as int8_gops, and its bf16
+  // peak (tdpbf16ps: what the amx prefill GEMMs run on); 0 elsewhere.
   double tile_int8_gops = 0;
   const char* tile_int8_isa = "";
+  double tile_bf16_gflops = 0;
 };
 
 // Takes one to two seconds per call.

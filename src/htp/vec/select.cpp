@@ -4,7 +4,7 @@
 
 namespace hexllm::htp {
 
-const char* const kVecIsaNames[kVecIsaCount] = {"avx512", "avxvnni", "avx2", "generic"};
+const char* const kVecIsaNames[kVecIsaCount] = {"amx", "avx512", "avxvnni", "avx2", "generic"};
 
 namespace {
 bool same_name(const char* a, const char* b) {
@@ -16,9 +16,16 @@ bool same_name(const char* a, const char* b) {
 }  // namespace
 
 bool vec_isa_known(const char* name) {
+  if (same_name(name, kVecIsaExact)) return true;
   for (const char* n : kVecIsaNames)
     if (same_name(n, name)) return true;
   return false;
+}
+
+const vec_kernels* vec_isa_best_exact() {
+  for (const char* n : kVecIsaNames)
+    if (const vec_kernels* k = vec_isa_kernels(n); k != nullptr && k->gemm_exact) return k;
+  return &vec_generic_kernels();
 }
 
 #if !defined(__x86_64__)
@@ -26,8 +33,9 @@ bool vec_isa_known(const char* name) {
 const vec_kernels* vec_avx2_kernels() { return nullptr; }
 const vec_kernels* vec_avxvnni_kernels() { return nullptr; }
 const vec_kernels* vec_avx512_kernels() { return nullptr; }
+const vec_kernels* vec_amx_kernels() { return nullptr; }
 const vec_kernels* vec_isa_kernels(const char* name) {
-  return same_name(name, "generic") ? &vec_generic_kernels() : nullptr;
+  return same_name(name, "generic") || same_name(name, kVecIsaExact) ? &vec_generic_kernels() : nullptr;
 }
 const char* vec_isa_forced() { return nullptr; }
 void vec_isa_unusable(const char*) {}

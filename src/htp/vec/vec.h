@@ -46,6 +46,9 @@ struct vec_kernels {
   const char* name;  // one of kVecIsaNames, or "hvx"
   vec_mm_kernels mm[kHtpTileTypes];
   vec_quant_fn quant[HTP_ACT_TYPES];
+  // The quantized-weight GEMMs give the block-exact sums above (bit-identical to the generic
+  // kernels); false for a table whose GEMMs compute in bf16 (amx: within bf16 rounding).
+  bool gemm_exact = true;
 
   const vec_mm_kernels& for_tile(uint32_t tile_type) const { return mm[tile_type - HTP_TILE_FIRST]; }
   vec_quant_fn quant_for_tile(uint32_t tile_type) const { return quant[htp_tile_info(tile_type).act]; }
@@ -58,18 +61,26 @@ const vec_kernels& vec_generic_kernels();
 const vec_kernels* vec_avx2_kernels();     // AVX2+FMA+F16C: vpmaddubsw
 const vec_kernels* vec_avxvnni_kernels();  // + AVX-VNNI: vpdpbusd on ymm
 const vec_kernels* vec_avx512_kernels();   // + AVX-512 F/BW/VL/VNNI: vpdpbusd on zmm in GEMM
+const vec_kernels* vec_amx_kernels();      // + AMX-TILE/BF16, AVX512-BF16: tdpbf16ps in the 32-block GEMMs
 
 // Hexagon HVX (v67, 128-byte vectors) kernels, or nullptr when not built for Hexagon.
 const vec_kernels* vec_hvx_kernels();
 
-// Instruction-set names of the x86 build, best first: "avx512", "avxvnni", "avx2", "generic".
-inline constexpr uint32_t kVecIsaCount = 4;
+// Instruction-set names of the x86 build, best first: "amx", "avx512", "avxvnni", "avx2",
+// "generic".
+inline constexpr uint32_t kVecIsaCount = 5;
 extern const char* const kVecIsaNames[kVecIsaCount];
 
-// True for a name in kVecIsaNames.
+// HEXLLM_ISA=exact: the best usable table whose GEMMs are bit-identical to the generic kernels
+// (every path but amx), so results match the Hexagon build and any other x86 machine's.
+inline constexpr const char* kVecIsaExact = "exact";
+const vec_kernels* vec_isa_best_exact();
+
+// True for a name in kVecIsaNames, or kVecIsaExact.
 bool vec_isa_known(const char* name);
 
-// The table called `name` when it is built and this CPU and OS can run it, else nullptr.
+// The table called `name` (or the kVecIsaExact choice) when it is built and this CPU and OS can
+// run it, else nullptr.
 const vec_kernels* vec_isa_kernels(const char* name);
 
 // The HEXLLM_ISA override (x86 builds), or nullptr when unset.

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "htp/vec/vec.h"
 
@@ -12,8 +14,15 @@ namespace hexllm::htp {
 namespace {
 
 struct Cpu {
-  bool avx2 = false, avxvnni = false, avx512 = false;
+  bool avx2 = false, avxvnni = false, avx512 = false, amx = false;
 };
+
+// Linux hands out the 8 KiB AMX tile data state only to a process that asks for it
+// (arch_prctl ARCH_REQ_XCOMP_PERM, since 5.16); without it the first tile instruction faults.
+bool os_grants_amx_tiles() {
+  constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
 
 uint64_t xgetbv0() {
   uint32_t lo, hi;
@@ -38,6 +47,11 @@ Cpu detect() {
   c.avxvnni = c.avx2 && (a71 & (1u << 4));
   const bool f = b7 & (1u << 16), bw = b7 & (1u << 30), vl = b7 & (1u << 31), vnni = c7 & (1u << 11);
   c.avx512 = c.avx2 && os_zmm && f && bw && vl && vnni;
+  // AMX-TILE and AMX-BF16 (CPUID.7.0:EDX bits 24, 22), AVX512-BF16 (CPUID.7.1:EAX bit 5) for the
+  // conversions, XTILECFG|XTILEDATA saved (XCR0 bits 17, 18).
+  const bool amx = (d7 & (1u << 24)) && (d7 & (1u << 22)) && (a71 & (1u << 5));
+  const bool os_amx = (xcr0 & 0x60000) == 0x60000;
+  c.amx = c.avx512 && amx && os_amx && os_grants_amx_tiles();
   return c;
 }
 
@@ -50,9 +64,11 @@ const Cpu& cpu() {
 
 const vec_kernels* vec_isa_kernels(const char* name) {
   if (strcmp(name, "generic") == 0) return &vec_generic_kernels();
+  if (strcmp(name, kVecIsaExact) == 0) return vec_isa_best_exact();
   if (strcmp(name, "avx2") == 0) return cpu().avx2 ? vec_avx2_kernels() : nullptr;
   if (strcmp(name, "avxvnni") == 0) return cpu().avxvnni ? vec_avxvnni_kernels() : nullptr;
   if (strcmp(name, "avx512") == 0) return cpu().avx512 ? vec_avx512_kernels() : nullptr;
+  if (strcmp(name, "amx") == 0) return cpu().amx ? vec_amx_kernels() : nullptr;
   return nullptr;
 }
 

@@ -107,6 +107,22 @@ std::vector<float> act_values(const Problem& p, const std::vector<uint8_t>& act,
   return v;
 }
 
+// A GEMM that computes in bf16 (a table with gemm_exact false) against the exact block sums:
+// weights and activations each round to bf16 (2^-9 relative), so every output is within 2^-8
+// of its sum |w * a| of the values the weights and the quantized activations stand for.
+void expect_bf16_close(const Problem& p, const std::vector<uint8_t>& act, const std::vector<float>& want,
+                       const std::vector<float>& got) {
+  for (uint32_t c = 0; c < p.nact; c++) {
+    const auto av = act_values(p, act, c);
+    for (uint32_t r = 0; r < p.nrows; r++) {
+      double mag = 0;
+      for (uint32_t i = 0; i < p.k; i++) mag += std::fabs((double)p.wf[(size_t)r * p.k + i] * av[i]);
+      const size_t o = (size_t)c * p.nrows + r;
+      ASSERT_NEAR(got[o], want[o], std::ldexp(mag, -8) + 1e-6) << "c" << c << " r" << r;
+    }
+  }
+}
+
 std::vector<uint32_t> ks_for(uint32_t tt) {
   const uint32_t kb = htp_tile_info(tt).kblock;
   if (kb == 256) return {256, 768};                 // one super-block; 3 super-blocks
@@ -184,6 +200,10 @@ TEST_P(VecIsa, MatchesGenericBitForBit) {
           for (bool gemv : {false, true}) {
             if (gemv && nact > 2) continue;
             const auto a = run(g, p, act_g, gemv), b = run(s, p, act_g, gemv);
+            if (!gemv && !s.gemm_exact && !htp_tile_is_float(tt)) {
+              expect_bf16_close(p, act_g, a, b);
+              continue;
+            }
             for (size_t i = 0; i < a.size(); i++) {
               if (htp_tile_is_float(tt)) {
                 ASSERT_NEAR(a[i], b[i], 1e-5 * std::sqrt((double)k) * 4) << i;
@@ -245,8 +265,9 @@ TEST_P(VecIsa, KQuantGemmLongKMatchesGeneric) {
 }
 
 // Batches the shapes above keep small: 16 and 35 activation rows (whole and partial register
-// blocks of the zmm GEMM, 12 rows each) over K past one activation chunk (65 blocks: 64 + 1),
-// on tile pairs whose second tile is partial or missing.
+// blocks of the zmm GEMM, 12 rows each; the AMX GEMM's groups of 16 and 32 and a tail) over K
+// past one activation chunk (65 blocks: 64 + 1; AMX chunks of 16), on 13, 45 and 32 weight rows
+// (AMX takes whole 16-row pairs, 0, 2 and 2, and leaves the rest to the zmm GEMM).
 TEST_P(VecIsa, GemmOfRowGroupsMatchesGeneric) {
   const vec_kernels& g = vec_generic_kernels();
   const vec_kernels* sp = vec_isa_kernels(GetParam());
@@ -256,12 +277,16 @@ TEST_P(VecIsa, GemmOfRowGroupsMatchesGeneric) {
     if (htp_tile_is_float(tt) || htp_tile_info(tt).kblock != 32) continue;
     for (uint32_t k : {160u, 2080u})
       for (uint32_t nrows : {13u, 45u, 32u})
-        for (uint32_t nact : {16u, 35u}) {
+        for (uint32_t nact : {16u, 35u, 64u}) {
           SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
                                           << " k=" << k << " rows=" << nrows << " nact=" << nact);
           const Problem p = make_problem(tt, k, nrows, nact, seed++);
           const auto act = quantize(g, p);
           const auto want = run(g, p, act, false), got = run(*sp, p, act, false);
+          if (!sp->gemm_exact) {
+            expect_bf16_close(p, act, want, got);
+            continue;
+          }
           for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], got[i]) << i;
         }
   }
@@ -274,41 +299,55 @@ INSTANTIATE_TEST_SUITE_P(, VecIsa, testing::ValuesIn(kVecIsaNames),
 // whole-matrix call (the matmul op hands each worker a tile range and strided VTCM rows).
 TEST(VecKernels, TileRangesAndStrides) {
   for (const vec_kernels* kern : impls())
-    for (uint32_t tt : {HTP_TILE_Q4_0_X8, HTP_TILE_Q6_K_X8, HTP_TILE_F16_X8, HTP_TILE_Q8_0_X8}) {
-      SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src)));
-      const uint32_t k = 512, nrows = 29, nact = 5;
-      const Problem p = make_problem(tt, k, nrows, nact, 77);
-      const auto act = quantize(*kern, p);
-      const auto whole = run(*kern, p, act, false);
-      const size_t ab = htp_act_row_bytes(tt, k), padded = ab + 40;
-      std::vector<uint8_t> act2(padded * nact);
-      for (uint32_t c = 0; c < nact; c++) std::memcpy(act2.data() + c * padded, act.data() + c * ab, ab);
-      const size_t rb = htp_tile_row_bytes(tt, k);
-      std::vector<float> part(nrows * nact, -1.0f);
-      // tiles [1, 3) = rows 8..23, then tile 3 = rows 24..28 (partial)
-      kern->for_tile(tt).gemm(p.tiles.data() + rb, act2.data(), padded, nact, part.data() + 8, nrows, k, 16);
-      kern->for_tile(tt).gemm(p.tiles.data() + 3 * rb, act2.data(), padded, nact, part.data() + 24, nrows, k,
-                              5);
-      for (uint32_t c = 0; c < nact; c++)
-        for (uint32_t r = 8; r < nrows; r++)
-          ASSERT_EQ(part[c * nrows + r], whole[c * nrows + r]) << c << " " << r;
-      // GEMV on the range [1, 3) agrees with GEMM's first column: bit for bit for quantized weights;
-      // float GEMV sums in 4 partial accumulators (another order), so within rounding there.
-      std::vector<float> v(16);
-      kern->for_tile(tt).gemv(p.tiles.data() + rb, act2.data(), v.data(), k, 16);
-      for (uint32_t r = 0; r < 16; r++) {
-        if (htp_tile_is_float(tt))
-          ASSERT_NEAR(v[r], whole[8 + r], 1e-5 * (1 + std::fabs(whole[8 + r]))) << r;
-        else
-          ASSERT_EQ(v[r], whole[8 + r]) << r;
+    for (uint32_t tt : {HTP_TILE_Q4_0_X8, HTP_TILE_Q6_K_X8, HTP_TILE_F16_X8, HTP_TILE_Q8_0_X8})
+      // 21 rows: the AMX GEMM's path, where a range starting at an odd tile pairs other tiles.
+      for (uint32_t nact : {5u, 21u}) {
+        SCOPED_TRACE(testing::Message() << kern->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
+                                        << " nact=" << nact);
+        const uint32_t k = 512, nrows = 29;
+        const Problem p = make_problem(tt, k, nrows, nact, 77);
+        const auto act = quantize(*kern, p);
+        const auto whole = run(*kern, p, act, false);
+        const size_t ab = htp_act_row_bytes(tt, k), padded = ab + 40;
+        std::vector<uint8_t> act2(padded * nact);
+        for (uint32_t c = 0; c < nact; c++) std::memcpy(act2.data() + c * padded, act.data() + c * ab, ab);
+        const size_t rb = htp_tile_row_bytes(tt, k);
+        std::vector<float> part(nrows * nact, -1.0f);
+        // tiles [1, 3) = rows 8..23, then tile 3 = rows 24..28 (partial)
+        kern->for_tile(tt).gemm(p.tiles.data() + rb, act2.data(), padded, nact, part.data() + 8, nrows, k, 16);
+        kern->for_tile(tt).gemm(p.tiles.data() + 3 * rb, act2.data(), padded, nact, part.data() + 24, nrows, k,
+                                5);
+        for (uint32_t c = 0; c < nact; c++)
+          for (uint32_t r = 8; r < nrows; r++)
+            ASSERT_EQ(part[c * nrows + r], whole[c * nrows + r]) << c << " " << r;
+        // GEMV on the range [1, 3) agrees with GEMM's first column: bit for bit for quantized weights;
+        // float GEMV sums in 4 partial accumulators (another order), so within rounding there. A
+        // bf16 GEMM (gemm_exact false) is checked against the exact one elsewhere.
+        if (!kern->gemm_exact && !htp_tile_is_float(tt) && nact >= 16) continue;
+        std::vector<float> v(16);
+        kern->for_tile(tt).gemv(p.tiles.data() + rb, act2.data(), v.data(), k, 16);
+        for (uint32_t r = 0; r < 16; r++) {
+          if (htp_tile_is_float(tt))
+            ASSERT_NEAR(v[r], whole[8 + r], 1e-5 * (1 + std::fabs(whole[8 + r]))) << r;
+          else
+            ASSERT_EQ(v[r], whole[8 + r]) << r;
+        }
       }
-    }
 }
 
 TEST(VecKernels, SelectPicksTheBestUsableTable) {
   const char* forced = vec_isa_forced();
   if (forced != nullptr) {
-    EXPECT_STREQ(htp_vec_select().name, forced);
+    if (std::string(forced) == kVecIsaExact) {
+      EXPECT_TRUE(htp_vec_select().gemm_exact);
+      for (const vec_kernels* k : impls())
+        if (k->gemm_exact) {
+          EXPECT_EQ(&htp_vec_select(), k) << "the best exact table";
+          break;
+        }
+    } else {
+      EXPECT_STREQ(htp_vec_select().name, forced);
+    }
     return;
   }
   EXPECT_EQ(&htp_vec_select(), impls().front());
@@ -319,7 +358,17 @@ TEST(VecKernels, SelectPicksTheBestUsableTable) {
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
   EXPECT_EQ(vec_isa_kernels("avx512") != nullptr, avx512);
+  // AMX needs the OS's grant as well as the bits: usable implies the CPU has them.
+  const bool amx = avx512 && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
+                   __builtin_cpu_supports("avx512bf16");
+  if (vec_isa_kernels("amx") != nullptr) {
+    EXPECT_TRUE(amx);
+  }
 #endif
+  // "exact": the best table whose GEMMs are bit-exact, never the bf16 one.
+  ASSERT_NE(vec_isa_kernels(kVecIsaExact), nullptr);
+  EXPECT_TRUE(vec_isa_kernels(kVecIsaExact)->gemm_exact);
+  EXPECT_TRUE(vec_isa_known(kVecIsaExact));
   EXPECT_EQ(vec_isa_kernels("sse9"), nullptr);
   EXPECT_FALSE(vec_isa_known("sse9"));
 }

@@ -1,0 +1,385 @@
+// x86 AMX GEMM (AMX-TILE + AMX-BF16) for the weight formats of 32-element blocks: weights and
+// activations go to bf16 and TDPBF16PS multiplies 16 x 32 by 32 x 16 of them into a 16 x 16
+// tile of f32 sums that stays in the tile over a whole K chunk. (The int8 product needs each
+// block's sums out of the tile to apply its scales: a 1 KiB tile store and 48 vector ops per
+// block, which left AMX int8 barely ahead of vpdpbusd.) GEMV, K-quants, float weights and the
+// activation quantizers are the AVX-512 table's.
+//
+// Numerics: not the bit-exact block sums of the other paths (vec.h). A weight becomes
+// bf16(d_w * value) and an activation bf16(d_a * q) from its Q8 block, products are summed in
+// f32 in the tile unit's order: the error is the bf16 rounding of each factor (2^-9 relative),
+// well under the Q8 activation rounding every path already has. An output's value depends only
+// on its weight row, its activation row and K, not on the shape around it: partial tile pairs
+// and activation groups are padded with zeros, so a unit or device split gives the same bits.
+// Batches under 16 activation rows take the AVX-512 GEMM.
+//
+// Loop: per K chunk of kKChunk blocks the unit's tile pairs (16 weight rows each) are converted
+// once into a per-thread buffer; each two 16-row activation groups are converted onto the
+// stack, and every 2 x 2 block of 16 x 16 outputs (4 accumulator tiles, 2 A and 2 B tiles) runs
+// the chunk; partial sums wait between chunks in dst, or for padded blocks in a per-thread edge
+// buffer that is copied out at the end.
+//
+// Compiled with the AVX-512 flags plus -mavx512bf16 -mamx-tile -mamx-bf16; only called after
+// x86_cpu.cpp has seen AMX-BF16 and AVX512-BF16 in CPUID and XCR0 and the kernel has granted this
+// process the tile data state.
+#include <immintrin.h>
+#include <stdlib.h>
+
+#include "htp/vec/vec.h"
+#include "quant/blocks.h"
+// GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
+// pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#define VEC_INLINE inline __attribute__((always_inline))
+
+namespace hexllm::htp {
+namespace {
+
+constexpr uint32_t R = kHtpTileRows;
+constexpr uint32_t kM = 16;        // rows of a tile: activation rows of A and C, weight rows of B's columns
+constexpr uint32_t kKChunk = 8;    // K blocks per chunk (8 KiB of A or B tiles per group or pair)
+constexpr uint32_t kBlockK = 32;
+constexpr uint32_t kTileBytes = 1024;  // every tile: 16 rows x 64 bytes
+
+// Tile registers (the intrinsics take their numbers as literals): C00 0, C01 1, C10 2, C11 3
+// (activation group i, weight pair j), A 4 and 5, B 6 and 7; all 16 rows x 64 bytes.
+void tiles_configure() {
+  struct alignas(64) {
+    uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+    uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+  } c;
+  // Not _tile_loadconfig: GCC 12's takes the config as an 8-byte operand, so the compiler may
+  // drop the stores to the rest of it.
+  __asm__ volatile("ldtilecfg %0" : : "m"(c));
+}
+
+VEC_INLINE __m512i zload2(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i*)t0)),
+                            _mm256_loadu_si256((const __m256i*)t1), 1);
+}
+VEC_INLINE __m512 zf16x16(const uint8_t* t0, const uint8_t* t1) {
+  return _mm512_cvtph_ps(_mm256_inserti128_si256(
+      _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i*)t0)), _mm_loadu_si128((const __m128i*)t1), 1));
+}
+VEC_INLINE __m512i nib_lo(__m512i v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
+VEC_INLINE __m512i nib_hi(__m512i v) { return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F)); }
+VEC_INLINE __m512i sub8(__m512i v, int z) { return _mm512_sub_epi8(v, _mm512_set1_epi8((char)z)); }
+// Bit 4 of group G's codes from an H5 vector (bit G of each byte).
+template <int G>
+VEC_INLINE __m512i h5_bit(__m512i h) {
+  const __m512i s = G <= 4 ? _mm512_slli_epi16(h, 4 - G) : _mm512_srli_epi16(h, G - 4);
+  return _mm512_and_si512(s, _mm512_set1_epi8(0x10));
+}
+template <const int8_t (&Table)[16]>
+VEC_INLINE __m512i lut16(__m512i codes) {
+  return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i*)Table)), codes);
+}
+
+// The e8m0 scale of MXFP4 as the float it means halved (the value table is doubled), as
+// quant::e8m0_to_fp32_half: 2^(e-128) as a normal float, or a subnormal for e < 2.
+VEC_INLINE __m512 e8m0_half_x16(const uint8_t* t0, const uint8_t* t1) {
+  int64_t v0, v1;
+  __builtin_memcpy(&v0, t0, 8);
+  __builtin_memcpy(&v1, t1, 8);
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_set_epi64x(v1, v0));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i tiny = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2)), normal, tiny));
+}
+
+// Policies: groups<V>() gives the signed integer values of groups 2V and 2V+1 of both row tiles
+// (byte 4n + j: element 4g + j of row n, n < 16); scale() and minv() the 16 rows' block scale
+// and min: x = scale * value (+ min).
+struct AQ4_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q4_0_X8;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
+    g0 = sub8(nib_lo(v), 8);
+    g1 = sub8(nib_hi(v), 8);
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 128, b1 + 128); }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+struct AQ4_1 : AQ4_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q4_1_X8;
+  static constexpr bool kMin = true;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
+    g0 = nib_lo(v);
+    g1 = nib_hi(v);
+  }
+  static VEC_INLINE __m512 minv(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 144, b1 + 144); }
+};
+template <uint32_t T, int Zero, bool Min>
+struct AQ5 {
+  static constexpr uint32_t kTile = T;
+  static constexpr bool kMin = Min;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V), h = zload2(b0 + 128, b1 + 128);
+    g0 = sub8(_mm512_or_si512(nib_lo(v), h5_bit<2 * V>(h)), Zero);
+    g1 = sub8(_mm512_or_si512(nib_hi(v), h5_bit<2 * V + 1>(h)), Zero);
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 160, b1 + 160); }
+  static VEC_INLINE __m512 minv(const uint8_t* b0, const uint8_t* b1) {
+    if constexpr (Min) return zf16x16(b0 + 176, b1 + 176);
+    return _mm512_setzero_ps();
+  }
+};
+using AQ5_0 = AQ5<HTP_TILE_Q5_0_X8, 16, false>;
+using AQ5_1 = AQ5<HTP_TILE_Q5_1_X8, 0, true>;
+struct AQ8_0 {
+  static constexpr uint32_t kTile = HTP_TILE_Q8_0_X8;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    g0 = zload2(b0 + 64 * V, b1 + 64 * V);
+    g1 = zload2(b0 + 64 * V + 32, b1 + 64 * V + 32);
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 256, b1 + 256); }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+template <uint32_t T, const int8_t (&Table)[16]>
+struct ALut4 {
+  static constexpr uint32_t kTile = T;
+  static constexpr bool kMin = false;
+  template <int V>
+  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
+    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
+    g0 = lut16<Table>(nib_lo(v));
+    g1 = lut16<Table>(nib_hi(v));
+  }
+  static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) {
+    if constexpr (T == HTP_TILE_MXFP4_X8) return e8m0_half_x16(b0 + 128, b1 + 128);
+    return zf16x16(b0 + 128, b1 + 128);
+  }
+  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
+};
+using AIQ4_NL = ALut4<HTP_TILE_IQ4_NL_X8, quant::kIq4nlValues>;
+using AMXFP4 = ALut4<HTP_TILE_MXFP4_X8, quant::kMxfp4Values>;
+
+
+// 16 floats of rows n = 4q + l / 4 (lane l): the scale vector of 16 rows spread over the lanes
+// of quarter q of a group vector.
+template <int Q>
+VEC_INLINE __m512 spread4(__m512 v) {
+  const __m512i idx = _mm512_add_epi32(_mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 2),
+                                       _mm512_set1_epi32(4 * Q));
+  return _mm512_permutexvar_ps(idx, v);
+}
+
+// Group vector g (int8 values, byte 4n + j) as bf16 B tile rows 2g and 2g + 1 (row 2g: the pairs
+// (4g, 4g+1) of the 16 rows, dword n; row 2g + 1: the pairs (4g+2, 4g+3)).
+template <bool Min>
+VEC_INLINE void group_to_b(__m512i g, const __m512* s, const __m512* m, uint8_t* row2g) {
+  __m512 f[4];
+  auto quarter = [&]<int Q>() {
+    f[Q] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(g, Q)));
+    f[Q] = Min ? _mm512_fmadd_ps(f[Q], s[Q], m[Q]) : _mm512_mul_ps(f[Q], s[Q]);
+  };
+  quarter.template operator()<0>();
+  quarter.template operator()<1>();
+  quarter.template operator()<2>();
+  quarter.template operator()<3>();
+  // Rows 0..7 then 8..15, each 4 bf16 (two dwords: pair (j0, j1), pair (j2, j3)).
+  const __m512i lo = (__m512i)_mm512_cvtne2ps_pbh(f[1], f[0]), hi = (__m512i)_mm512_cvtne2ps_pbh(f[3], f[2]);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  _mm512_store_si512(row2g, _mm512_permutex2var_epi32(lo, even, hi));
+  _mm512_store_si512(row2g + 64, _mm512_permutex2var_epi32(lo, odd, hi));
+}
+
+// nbc blocks of the tile pair (b0, b1) as nbc B tiles; b1 is kZeroBlock with step 0 when the
+// pair has one tile.
+template <class P>
+void pair_to_b(const uint8_t* b0, const uint8_t* b1, size_t step1, uint32_t nbc, uint8_t* out) {
+  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
+  for (uint32_t b = 0; b < nbc; b++, b0 += kBB, b1 += step1, out += kTileBytes) {
+    const __m512 sc = P::scale(b0, b1), mn = P::minv(b0, b1);
+    const __m512 s[4] = {spread4<0>(sc), spread4<1>(sc), spread4<2>(sc), spread4<3>(sc)};
+    __m512 m[4];
+    if constexpr (P::kMin) m[0] = spread4<0>(mn), m[1] = spread4<1>(mn), m[2] = spread4<2>(mn), m[3] = spread4<3>(mn);
+    auto put = [&]<int V>() {
+      __m512i g0, g1;
+      P::template groups<V>(b0, b1, g0, g1);
+      group_to_b<P::kMin>(g0, s, m, out + 2 * 64 * (2 * V));
+      group_to_b<P::kMin>(g1, s, m, out + 2 * 64 * (2 * V + 1));
+    };
+    put.template operator()<0>();
+    put.template operator()<1>();
+    put.template operator()<2>();
+    put.template operator()<3>();
+  }
+}
+
+// The stand-in for the missing second tile of an odd last pair: every field zero is value 0.
+alignas(64) constexpr uint8_t kZeroBlock[272] = {};
+
+// Activation rows [0, rows) of a group (rows <= 16; the rest zero) as nbc A tiles of their
+// blocks [kb, kb + nbc) (row m: bf16(d * q) in K order).
+VEC_INLINE void act_to_a(const uint8_t* act, size_t stride, uint32_t rows, uint32_t kb, uint32_t nbc, uint8_t* out) {
+  for (uint32_t m = 0; m < kM; m++) {
+    if (m >= rows) {
+      for (uint32_t b = 0; b < nbc; b++) _mm512_store_si512(out + b * kTileBytes + m * 64, _mm512_setzero_si512());
+      continue;
+    }
+    const htp_act_q8_32* x = (const htp_act_q8_32*)(act + m * stride) + kb;
+    for (uint32_t b = 0; b < nbc; b++) {
+      const __m512 d = _mm512_set1_ps(x[b].d);
+      const __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)x[b].q))), d);
+      const __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(x[b].q + 16)))), d);
+      _mm512_store_si512(out + b * kTileBytes + m * 64, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    }
+  }
+}
+
+// A per-thread buffer, grown as needed (the unit's size is the host's choice), freed at thread
+// exit: a K chunk's B tiles for every tile pair of the unit, and the sums of the edge blocks.
+struct thread_buffer {
+  uint8_t* p = nullptr;
+  size_t bytes = 0;
+  ~thread_buffer() { free(p); }
+  uint8_t* get(size_t want) {
+    if (want > bytes) {
+      free(p);
+      p = (uint8_t*)aligned_alloc(64, want);
+      bytes = p != nullptr ? want : 0;
+    }
+    return p;
+  }
+};
+thread_local thread_buffer t_bbuf, t_edges;
+
+// Where a 16 x 16 output block's f32 sums live between K chunks: in dst for whole blocks, in the
+// edge buffer (row stride 64 bytes) for blocks past nact or nrows.
+struct c_home {
+  float* p;
+  size_t stride;  // bytes
+};
+
+// C[i][j] (+)= A(group i) x B(pair j) over nbc blocks for NG groups and NP pairs (1 or 2 each).
+template <int NG, int NP>
+VEC_INLINE void run_block(const uint8_t* a, const uint8_t* bt, size_t b_pair_bytes, uint32_t nbc, bool first,
+                          const c_home (&c)[2][2]) {
+  if (first) {
+    _tile_zero(0);
+    if constexpr (NP == 2) _tile_zero(1);
+    if constexpr (NG == 2) _tile_zero(2);
+    if constexpr (NG == 2 && NP == 2) _tile_zero(3);
+  } else {
+    _tile_loadd(0, c[0][0].p, c[0][0].stride);
+    if constexpr (NP == 2) _tile_loadd(1, c[0][1].p, c[0][1].stride);
+    if constexpr (NG == 2) _tile_loadd(2, c[1][0].p, c[1][0].stride);
+    if constexpr (NG == 2 && NP == 2) _tile_loadd(3, c[1][1].p, c[1][1].stride);
+  }
+  for (uint32_t b = 0; b < nbc; b++) {
+    _tile_loadd(4, a + b * kTileBytes, 64);
+    _tile_loadd(6, bt + b * kTileBytes, 64);
+    if constexpr (NG == 2) _tile_loadd(5, a + (kKChunk + b) * kTileBytes, 64);
+    if constexpr (NP == 2) _tile_loadd(7, bt + b_pair_bytes + b * kTileBytes, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    if constexpr (NP == 2) _tile_dpbf16ps(1, 4, 7);
+    if constexpr (NG == 2) _tile_dpbf16ps(2, 5, 6);
+    if constexpr (NG == 2 && NP == 2) _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c[0][0].p, c[0][0].stride);
+  if constexpr (NP == 2) _tile_stored(1, c[0][1].p, c[0][1].stride);
+  if constexpr (NG == 2) _tile_stored(2, c[1][0].p, c[1][0].stride);
+  if constexpr (NG == 2 && NP == 2) _tile_stored(3, c[1][1].p, c[1][1].stride);
+}
+
+// Batches of fewer activation rows than one A tile stay on the zmm GEMM: the conversions cost
+// more than the tile unit saves there.
+constexpr uint32_t kMinAct = kM;
+
+template <class P>
+void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst, size_t dst_stride,
+              uint32_t k, uint32_t nrows) {
+  const uint32_t ntiles = (nrows + R - 1) / R, pairs = (ntiles + 1) / 2, groups = (nact + kM - 1) / kM;
+  const uint32_t whole_pairs = nrows / (2 * R), whole_groups = nact / kM;
+  const size_t b_pair_bytes = (size_t)kKChunk * kTileBytes;
+  const bool edges = whole_pairs < pairs || whole_groups < groups;
+  uint8_t* bbuf = nact >= kMinAct ? t_bbuf.get(pairs * b_pair_bytes) : nullptr;
+  float* ebuf = bbuf != nullptr && edges ? (float*)t_edges.get((size_t)(groups + pairs) * kTileBytes) : nullptr;
+  if (bbuf == nullptr || (edges && ebuf == nullptr)) {  // too few rows, or out of memory
+    vec_avx512_kernels()->for_tile(P::kTile).gemm(w, act, act_stride, nact, dst, dst_stride, k, nrows);
+    return;
+  }
+  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
+  const uint32_t nb = k / kBlockK;
+  const size_t rb = htp_tile_row_bytes(P::kTile, k), dst_bytes = dst_stride * sizeof(float);
+  // Block (g, p): dst for whole blocks; the edge buffer's slot g for the last pair when it is
+  // partial, slot groups + p for the last group when it is partial.
+  auto home = [&](uint32_t g, uint32_t p) -> c_home {
+    if (g < whole_groups && p < whole_pairs) return {dst + (size_t)g * kM * dst_stride + p * kM, dst_bytes};
+    return {ebuf + (size_t)(p >= whole_pairs ? g : groups + p) * kM * kM, kM * sizeof(float)};
+  };
+  alignas(64) uint8_t abuf[2 * kKChunk * kTileBytes];  // 2 groups x the chunk's A tiles
+  tiles_configure();
+  for (uint32_t kb = 0; kb < nb; kb += kKChunk) {
+    const uint32_t nbc = nb - kb < kKChunk ? nb - kb : kKChunk;
+    for (uint32_t p = 0; p < pairs; p++) {
+      const uint8_t* b0 = w + 2 * p * rb + (size_t)kb * kBB;
+      const bool two = 2 * p + 1 < ntiles;
+      pair_to_b<P>(b0, two ? b0 + rb : kZeroBlock, two ? kBB : 0, nbc, bbuf + p * b_pair_bytes);
+    }
+    for (uint32_t g = 0; g < groups; g += 2) {
+      const bool two_g = g + 1 < groups;
+      act_to_a(act + g * kM * act_stride, act_stride, nact - g * kM, kb, nbc, abuf);
+      if (two_g) act_to_a(act + (g + 1) * kM * act_stride, act_stride, nact - (g + 1) * kM, kb, nbc, abuf + b_pair_bytes);
+      for (uint32_t p = 0; p < pairs; p += 2) {
+        const bool two_p = p + 1 < pairs;
+        const c_home c[2][2] = {{home(g, p), home(g, two_p ? p + 1 : p)},
+                                {home(two_g ? g + 1 : g, p), home(two_g ? g + 1 : g, two_p ? p + 1 : p)}};
+        const uint8_t* bt = bbuf + p * b_pair_bytes;
+        if (two_g && two_p) run_block<2, 2>(abuf, bt, b_pair_bytes, nbc, kb == 0, c);
+        else if (two_g) run_block<2, 1>(abuf, bt, b_pair_bytes, nbc, kb == 0, c);
+        else if (two_p) run_block<1, 2>(abuf, bt, b_pair_bytes, nbc, kb == 0, c);
+        else run_block<1, 1>(abuf, bt, b_pair_bytes, nbc, kb == 0, c);
+      }
+    }
+  }
+  // Unused tile state makes every context switch save 8 KiB more.
+  _tile_release();
+  if (!edges) return;
+  // The edge blocks' rows and columns that exist.
+  for (uint32_t g = 0; g < groups; g++)
+    for (uint32_t p = 0; p < pairs; p++) {
+      if (g < whole_groups && p < whole_pairs) continue;
+      const c_home h = home(g, p);
+      const uint32_t rows = nact - g * kM < kM ? nact - g * kM : kM, cols = nrows - p * kM < kM ? nrows - p * kM : kM;
+      const __mmask16 mask = (__mmask16)((1u << cols) - 1);
+      for (uint32_t m = 0; m < rows; m++)
+        _mm512_mask_storeu_ps(dst + (size_t)(g * kM + m) * dst_stride + p * kM, mask, _mm512_loadu_ps(h.p + m * kM));
+    }
+}
+
+vec_kernels amx_table() {
+  vec_kernels k = *vec_avx512_kernels();
+  k.name = "amx";
+  k.gemm_exact = false;
+  k.mm[HTP_TILE_Q4_0_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ4_0>;
+  k.mm[HTP_TILE_Q4_1_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ4_1>;
+  k.mm[HTP_TILE_Q5_0_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ5_0>;
+  k.mm[HTP_TILE_Q5_1_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ5_1>;
+  k.mm[HTP_TILE_Q8_0_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ8_0>;
+  k.mm[HTP_TILE_IQ4_NL_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AIQ4_NL>;
+  k.mm[HTP_TILE_MXFP4_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AMXFP4>;
+  return k;
+}
+
+}  // namespace
+
+const vec_kernels* vec_amx_kernels() {
+  static const vec_kernels k = amx_table();
+  return &k;
+}
+
+}  // namespace hexllm::htp
