@@ -1,9 +1,10 @@
-// x86 AMX GEMM (AMX-TILE + AMX-BF16) for the weight formats of 32-element blocks: weights and
+// x86 AMX GEMM (AMX-TILE + AMX-BF16) for every quantized weight format: weights and
 // activations go to bf16 and TDPBF16PS multiplies 16 x 32 by 32 x 16 of them into a 16 x 16
 // tile of f32 sums that stays in the tile over a whole K chunk. (The int8 product needs each
 // block's sums out of the tile to apply its scales: a 1 KiB tile store and 48 vector ops per
-// block, which left AMX int8 barely ahead of vpdpbusd.) GEMV, K-quants, float weights and the
-// activation quantizers are the AVX-512 table's.
+// block, which left AMX int8 barely ahead of vpdpbusd.) A K-quant super-block is 8 such tiles
+// of 32 elements, each with its sub-block scales applied in the conversion. GEMV, float weights
+// and the activation quantizers are the AVX-512 table's.
 //
 // Numerics: not the bit-exact block sums of the other paths (vec.h). A weight becomes
 // bf16(d_w * value) and an activation bf16(d_a * q) from its Q8 block, products are summed in
@@ -165,7 +166,6 @@ struct ALut4 {
 using AIQ4_NL = ALut4<HTP_TILE_IQ4_NL_X8, quant::kIq4nlValues>;
 using AMXFP4 = ALut4<HTP_TILE_MXFP4_X8, quant::kMxfp4Values>;
 
-
 // 16 floats of rows n = 4q + l / 4 (lane l): the scale vector of 16 rows spread over the lanes
 // of quarter q of a group vector.
 template <int Q>
@@ -196,46 +196,145 @@ VEC_INLINE void group_to_b(__m512i g, const __m512* s, const __m512* m, uint8_t*
   _mm512_store_si512(row2g + 64, _mm512_permutex2var_epi32(lo, odd, hi));
 }
 
-// nbc blocks of the tile pair (b0, b1) as nbc B tiles; b1 is kZeroBlock with step 0 when the
-// pair has one tile.
+// Scale vectors of the 16 rows spread for group_to_b.
+struct spread {
+  __m512 q[4];
+  explicit VEC_INLINE spread(__m512 v) : q{spread4<0>(v), spread4<1>(v), spread4<2>(v), spread4<3>(v)} {}
+};
+
+// A 32-element block format's block (tiles' block bytes b0, b1) as one B tile.
 template <class P>
-void pair_to_b(const uint8_t* b0, const uint8_t* b1, size_t step1, uint32_t nbc, uint8_t* out) {
-  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
-  for (uint32_t b = 0; b < nbc; b++, b0 += kBB, b1 += step1, out += kTileBytes) {
-    const __m512 sc = P::scale(b0, b1), mn = P::minv(b0, b1);
-    const __m512 s[4] = {spread4<0>(sc), spread4<1>(sc), spread4<2>(sc), spread4<3>(sc)};
-    __m512 m[4];
-    if constexpr (P::kMin) m[0] = spread4<0>(mn), m[1] = spread4<1>(mn), m[2] = spread4<2>(mn), m[3] = spread4<3>(mn);
+VEC_INLINE void block32_to_b(const uint8_t* b0, const uint8_t* b1, uint8_t* out) {
+  const spread s(P::scale(b0, b1)), m(P::minv(b0, b1));
+  auto put = [&]<int V>() {
+    __m512i g0, g1;
+    P::template groups<V>(b0, b1, g0, g1);
+    group_to_b<P::kMin>(g0, s.q, m.q, out + 2 * 64 * (2 * V));
+    group_to_b<P::kMin>(g1, s.q, m.q, out + 2 * 64 * (2 * V + 1));
+  };
+  put.template operator()<0>();
+  put.template operator()<1>();
+  put.template operator()<2>();
+  put.template operator()<3>();
+}
+
+// ---- K-quants: one B tile is 32 elements of a 256-element super-block ----------------------
+
+// Sub-block h's value of both tiles' sub-block pair bytes (16 B each, byte 2r + h: row r), as
+// 16 floats (rows 0..7 of t0, then of t1).
+template <bool Signed>
+VEC_INLINE __m512 pair_values(const uint8_t* p0, const uint8_t* p1, uint32_t h) {
+  const __m128i idx = _mm_add_epi8(_mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0), _mm_set1_epi8((char)h));
+  const __m128i v = _mm_unpacklo_epi64(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i*)p0), idx),
+                                       _mm_shuffle_epi8(_mm_loadu_si128((const __m128i*)p1), idx));
+  return _mm512_cvtepi32_ps(Signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v));
+}
+
+// Q4_K / Q5_K: sub-block s (32 elements) of super-block bytes sb0, sb1; x = d*sc*q - dmin*m.
+template <bool Q5>
+struct AQK45 {
+  static constexpr uint32_t kTile = Q5 ? HTP_TILE_Q5_K_X8 : HTP_TILE_Q4_K_X8;
+  static constexpr uint32_t kChunk = Q5 ? 160 : 128, kSc = Q5 ? 1280 : 1024, kMn = kSc + 64, kD = kMn + 64,
+                            kDmin = kD + 16;
+  static VEC_INLINE void block(const uint8_t* sb0, const uint8_t* sb1, uint32_t s, uint8_t* out) {
+    const __m512 d = zf16x16(sb0 + kD, sb1 + kD), dmin = zf16x16(sb0 + kDmin, sb1 + kDmin);
+    const uint32_t po = 16 * (s / 2), h = s % 2;
+    const spread sc(_mm512_mul_ps(d, pair_values<false>(sb0 + kSc + po, sb1 + kSc + po, h)));
+    const spread mn(_mm512_sub_ps(_mm512_setzero_ps(),
+                                  _mm512_mul_ps(dmin, pair_values<false>(sb0 + kMn + po, sb1 + kMn + po, h))));
+    const uint8_t* c0 = sb0 + kChunk * s;
+    const uint8_t* c1 = sb1 + kChunk * s;
     auto put = [&]<int V>() {
-      __m512i g0, g1;
-      P::template groups<V>(b0, b1, g0, g1);
-      group_to_b<P::kMin>(g0, s, m, out + 2 * 64 * (2 * V));
-      group_to_b<P::kMin>(g1, s, m, out + 2 * 64 * (2 * V + 1));
+      const __m512i v = zload2(c0 + 32 * V, c1 + 32 * V);
+      __m512i g0 = nib_lo(v), g1 = nib_hi(v);
+      if constexpr (Q5) {
+        const __m512i hb = zload2(c0 + 128, c1 + 128);
+        g0 = _mm512_or_si512(g0, h5_bit<2 * V>(hb));
+        g1 = _mm512_or_si512(g1, h5_bit<2 * V + 1>(hb));
+      }
+      group_to_b<true>(g0, sc.q, mn.q, out + 2 * 64 * (2 * V));
+      group_to_b<true>(g1, sc.q, mn.q, out + 2 * 64 * (2 * V + 1));
     };
     put.template operator()<0>();
     put.template operator()<1>();
     put.template operator()<2>();
     put.template operator()<3>();
   }
+};
+
+// Bits 4, 5 of group I's codes from an H6 vector (bits 2I, 2I + 1 of each byte).
+template <int I>
+VEC_INLINE __m512i h6_bits(__m512i h) {
+  const __m512i s = I <= 2 ? _mm512_slli_epi16(h, 4 - 2 * I) : _mm512_srli_epi16(h, 2 * I - 4);
+  return _mm512_and_si512(s, _mm512_set1_epi8(0x30));
 }
 
-// The stand-in for the missing second tile of an odd last pair: every field zero is value 0.
-alignas(64) constexpr uint8_t kZeroBlock[272] = {};
+// Q6_K: sub-blocks 2t and 2t + 1 (16 elements each, groups 0..3 and 4..7 of the tile) of
+// super-block bytes sb0, sb1; x = d*sc*(q-32), int8 scales.
+struct AQ6K {
+  static constexpr uint32_t kTile = HTP_TILE_Q6_K_X8;
+  static VEC_INLINE void block(const uint8_t* sb0, const uint8_t* sb1, uint32_t t, uint8_t* out) {
+    const __m512 d = zf16x16(sb0 + 1664, sb1 + 1664);
+    for (uint32_t h = 0; h < 2; h++) {
+      const spread sc(_mm512_mul_ps(d, pair_values<true>(sb0 + 1536 + 16 * t, sb1 + 1536 + 16 * t, h)));
+      const uint8_t* c0 = sb0 + 96 * (2 * t + h);
+      const uint8_t* c1 = sb1 + 96 * (2 * t + h);
+      const __m512i v0 = zload2(c0, c1), v1 = zload2(c0 + 32, c1 + 32), hb = zload2(c0 + 64, c1 + 64);
+      const __m512i g[4] = {_mm512_or_si512(nib_lo(v0), h6_bits<0>(hb)), _mm512_or_si512(nib_hi(v0), h6_bits<1>(hb)),
+                            _mm512_or_si512(nib_lo(v1), h6_bits<2>(hb)), _mm512_or_si512(nib_hi(v1), h6_bits<3>(hb))};
+      for (int i = 0; i < 4; i++) group_to_b<false>(sub8(g[i], 32), sc.q, sc.q, out + 2 * 64 * (4 * h + i));
+    }
+  }
+};
 
-// Activation rows [0, rows) of a group (rows <= 16; the rest zero) as nbc A tiles of their
-// blocks [kb, kb + nbc) (row m: bf16(d * q) in K order).
-VEC_INLINE void act_to_a(const uint8_t* act, size_t stride, uint32_t rows, uint32_t kb, uint32_t nbc, uint8_t* out) {
-  for (uint32_t m = 0; m < kM; m++) {
-    if (m >= rows) {
-      for (uint32_t b = 0; b < nbc; b++) _mm512_store_si512(out + b * kTileBytes + m * 64, _mm512_setzero_si512());
+// Blocks of 32 per weight block (8 for the K-quants' super-blocks).
+template <class P>
+constexpr uint32_t kSubBlocks = htp_tile_info(P::kTile).kblock / 32;
+
+// The stand-in for the missing second tile of an odd last pair: every field zero is value 0.
+alignas(64) constexpr uint8_t kZeroBlock[1680] = {};
+static_assert(sizeof(kZeroBlock) >= htp_tile_info(HTP_TILE_Q6_K_X8).block_bytes, "the largest block");
+
+// 32-element blocks [kb, kb + nbc) of the tile pair (row tiles t0, t1; t1 null when the pair
+// has one tile) as nbc B tiles.
+template <class P>
+void pair_to_b(const uint8_t* t0, const uint8_t* t1, uint32_t kb, uint32_t nbc, uint8_t* out) {
+  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes, kSub = kSubBlocks<P>;
+  for (uint32_t b = kb; b < kb + nbc; b++, out += kTileBytes) {
+    const uint8_t* b0 = t0 + (size_t)(b / kSub) * kBB;
+    const uint8_t* b1 = t1 != nullptr ? t1 + (size_t)(b / kSub) * kBB : kZeroBlock;
+    if constexpr (kSub == 1) block32_to_b<P>(b0, b1, out);
+    else P::block(b0, b1, b % kSub, out);
+  }
+}
+
+// Rows [r0, r1) of a pair of 16-row activation groups (row r: group r / 16, tile row r % 16) as
+// A tiles of the 32-element blocks [kb, kb + nbc), group h's at out + h * kKChunk tiles (row:
+// bf16(d * q) in K order); rows past `valid` are zero. Sub: 32-blocks per activation block.
+template <uint32_t Sub>
+VEC_INLINE void act_to_a(const uint8_t* act, size_t stride, uint32_t valid, uint32_t r0, uint32_t r1, uint32_t kb,
+                         uint32_t nbc, uint8_t* out) {
+  for (uint32_t r = r0; r < r1; r++) {
+    uint8_t* o = out + (r / kM) * kKChunk * kTileBytes + (r % kM) * 64;
+    if (r >= valid) {
+      for (uint32_t b = 0; b < nbc; b++) _mm512_store_si512(o + b * kTileBytes, _mm512_setzero_si512());
       continue;
     }
-    const htp_act_q8_32* x = (const htp_act_q8_32*)(act + m * stride) + kb;
     for (uint32_t b = 0; b < nbc; b++) {
-      const __m512 d = _mm512_set1_ps(x[b].d);
-      const __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)x[b].q))), d);
-      const __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(x[b].q + 16)))), d);
-      _mm512_store_si512(out + b * kTileBytes + m * 64, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      // Q8_32 blocks of 32, or Q8_256 super-blocks of 8 x 32 (one scale each).
+      const int8_t* q;
+      float dv;
+      if constexpr (Sub == 1) {
+        const htp_act_q8_32& x = ((const htp_act_q8_32*)(act + r * stride))[kb + b];
+        q = x.q, dv = x.d;
+      } else {
+        const htp_act_q8_256& x = ((const htp_act_q8_256*)(act + r * stride))[(kb + b) / Sub];
+        q = x.q + 32 * ((kb + b) % Sub), dv = x.d;
+      }
+      const __m512 d = _mm512_set1_ps(dv);
+      const __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)q))), d);
+      const __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(q + 16)))), d);
+      _mm512_store_si512(o + b * kTileBytes, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
     }
   }
 }
@@ -306,13 +405,12 @@ void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t 
   const uint32_t whole_pairs = nrows / (2 * R), whole_groups = nact / kM;
   const size_t b_pair_bytes = (size_t)kKChunk * kTileBytes;
   const bool edges = whole_pairs < pairs || whole_groups < groups;
-  uint8_t* bbuf = nact >= kMinAct ? t_bbuf.get(pairs * b_pair_bytes) : nullptr;
+  uint8_t* bbuf = nact >= kMinAct ? t_bbuf.get(2 * pairs * b_pair_bytes) : nullptr;
   float* ebuf = bbuf != nullptr && edges ? (float*)t_edges.get((size_t)(groups + pairs) * kTileBytes) : nullptr;
   if (bbuf == nullptr || (edges && ebuf == nullptr)) {  // too few rows, or out of memory
     vec_avx512_kernels()->for_tile(P::kTile).gemm(w, act, act_stride, nact, dst, dst_stride, k, nrows);
     return;
   }
-  constexpr uint32_t kBB = htp_tile_info(P::kTile).block_bytes;
   const uint32_t nb = k / kBlockK;
   const size_t rb = htp_tile_row_bytes(P::kTile, k), dst_bytes = dst_stride * sizeof(float);
   // Block (g, p): dst for whole blocks; the edge buffer's slot g for the last pair when it is
@@ -321,30 +419,58 @@ void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t 
     if (g < whole_groups && p < whole_pairs) return {dst + (size_t)g * kM * dst_stride + p * kM, dst_bytes};
     return {ebuf + (size_t)(p >= whole_pairs ? g : groups + p) * kM * kM, kM * sizeof(float)};
   };
-  alignas(64) uint8_t abuf[2 * kKChunk * kTileBytes];  // 2 groups x the chunk's A tiles
+  // Software pipeline: while the tile unit runs one step (a pair of groups against every tile
+  // pair), the vector units convert the next step's A tiles and, over the chunk's steps, the
+  // next chunk's B tiles, a slice after each 2 x 2 block; both buffers are double.
+  alignas(64) uint8_t abuf[2][2 * kKChunk * kTileBytes];
+  const uint32_t gpairs = (groups + 1) / 2, ppairs = (pairs + 1) / 2;
+  auto chunk_blocks = [&](uint32_t kb) { return nb - kb < kKChunk ? nb - kb : kKChunk; };
+  auto convert_b = [&](uint32_t kb, uint32_t p, uint8_t* buf) {
+    const uint8_t* t0 = w + 2 * p * rb;
+    pair_to_b<P>(t0, 2 * p + 1 < ntiles ? t0 + rb : nullptr, kb, chunk_blocks(kb), buf + p * b_pair_bytes);
+  };
+  // Rows of group pair gp that its A tiles hold (a lone last group: 16).
+  auto a_rows = [&](uint32_t gp) { return 2 * gp + 1 < groups ? 2 * kM : kM; };
+  auto convert_a = [&](uint32_t kb, uint32_t gp, uint32_t r0, uint32_t r1, uint8_t* buf) {
+    act_to_a<kSubBlocks<P>>(act + 2 * gp * kM * act_stride, act_stride, nact - 2 * gp * kM, r0, r1, kb,
+                            chunk_blocks(kb), buf);
+  };
   tiles_configure();
-  for (uint32_t kb = 0; kb < nb; kb += kKChunk) {
-    const uint32_t nbc = nb - kb < kKChunk ? nb - kb : kKChunk;
-    for (uint32_t p = 0; p < pairs; p++) {
-      const uint8_t* b0 = w + 2 * p * rb + (size_t)kb * kBB;
-      const bool two = 2 * p + 1 < ntiles;
-      pair_to_b<P>(b0, two ? b0 + rb : kZeroBlock, two ? kBB : 0, nbc, bbuf + p * b_pair_bytes);
-    }
-    for (uint32_t g = 0; g < groups; g += 2) {
+  for (uint32_t p = 0; p < pairs; p++) convert_b(0, p, bbuf);
+  convert_a(0, 0, 0, a_rows(0), abuf[0]);
+  uint32_t cur = 0;
+  for (uint32_t kb = 0, chunk = 0; kb < nb; kb += kKChunk, chunk++) {
+    const uint32_t nbc = chunk_blocks(kb);
+    const bool next_chunk = kb + kKChunk < nb;
+    const uint8_t* bcur = bbuf + (chunk % 2) * pairs * b_pair_bytes;
+    uint8_t* bnext = bbuf + ((chunk + 1) % 2) * pairs * b_pair_bytes;
+    const uint32_t b_slice = (pairs + gpairs * ppairs - 1) / (gpairs * ppairs);
+    uint32_t b_done = next_chunk ? 0 : pairs;
+    for (uint32_t gp = 0; gp < gpairs; gp++, cur ^= 1) {
+      const uint32_t g = 2 * gp;
       const bool two_g = g + 1 < groups;
-      act_to_a(act + g * kM * act_stride, act_stride, nact - g * kM, kb, nbc, abuf);
-      if (two_g) act_to_a(act + (g + 1) * kM * act_stride, act_stride, nact - (g + 1) * kM, kb, nbc, abuf + b_pair_bytes);
+      // The next step: the next group pair of this chunk, or the first of the next chunk.
+      const bool next_a = gp + 1 < gpairs || next_chunk;
+      const uint32_t na_kb = gp + 1 < gpairs ? kb : kb + kKChunk, na_gp = gp + 1 < gpairs ? gp + 1 : 0;
+      const uint32_t na_rows = next_a ? a_rows(na_gp) : 0, a_slice = (na_rows + ppairs - 1) / ppairs;
+      uint32_t a_done = 0;
       for (uint32_t p = 0; p < pairs; p += 2) {
         const bool two_p = p + 1 < pairs;
         const c_home c[2][2] = {{home(g, p), home(g, two_p ? p + 1 : p)},
                                 {home(two_g ? g + 1 : g, p), home(two_g ? g + 1 : g, two_p ? p + 1 : p)}};
-        const uint8_t* bt = bbuf + p * b_pair_bytes;
-        if (two_g && two_p) run_block<2, 2>(abuf, bt, b_pair_bytes, nbc, kb == 0, c);
-        else if (two_g) run_block<2, 1>(abuf, bt, b_pair_bytes, nbc, kb == 0, c);
-        else if (two_p) run_block<1, 2>(abuf, bt, b_pair_bytes, nbc, kb == 0, c);
-        else run_block<1, 1>(abuf, bt, b_pair_bytes, nbc, kb == 0, c);
+        const uint8_t* bt = bcur + p * b_pair_bytes;
+        if (two_g && two_p) run_block<2, 2>(abuf[cur], bt, b_pair_bytes, nbc, kb == 0, c);
+        else if (two_g) run_block<2, 1>(abuf[cur], bt, b_pair_bytes, nbc, kb == 0, c);
+        else if (two_p) run_block<1, 2>(abuf[cur], bt, b_pair_bytes, nbc, kb == 0, c);
+        else run_block<1, 1>(abuf[cur], bt, b_pair_bytes, nbc, kb == 0, c);
+        const uint32_t a_end = a_done + a_slice < na_rows ? a_done + a_slice : na_rows;
+        convert_a(na_kb, na_gp, a_done, a_end, abuf[cur ^ 1]);
+        a_done = a_end;
+        for (uint32_t e = b_done + b_slice < pairs ? b_done + b_slice : pairs; b_done < e; b_done++)
+          convert_b(kb + kKChunk, b_done, bnext);
       }
     }
+    for (; b_done < pairs; b_done++) convert_b(kb + kKChunk, b_done, bnext);
   }
   // Unused tile state makes every context switch save 8 KiB more.
   _tile_release();
@@ -372,6 +498,9 @@ vec_kernels amx_table() {
   k.mm[HTP_TILE_Q8_0_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ8_0>;
   k.mm[HTP_TILE_IQ4_NL_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AIQ4_NL>;
   k.mm[HTP_TILE_MXFP4_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AMXFP4>;
+  k.mm[HTP_TILE_Q4_K_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQK45<false>>;
+  k.mm[HTP_TILE_Q5_K_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQK45<true>>;
+  k.mm[HTP_TILE_Q6_K_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ6K>;
   return k;
 }
 

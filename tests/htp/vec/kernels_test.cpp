@@ -264,9 +264,10 @@ TEST_P(VecIsa, KQuantGemmLongKMatchesGeneric) {
         }
 }
 
-// Batches the shapes above keep small: 16 and 35 activation rows (whole and partial register
+// Batches the shapes above keep small: 16, 35 and 64 activation rows (whole and partial register
 // blocks of the zmm GEMM, 12 rows each; the AMX GEMM's groups of 16 and 32 and a tail) over K
-// past one activation chunk (65 blocks: 64 + 1; AMX chunks of 16), on 13, 45 and 32 weight rows
+// past one activation chunk (65 blocks: 64 + 1; 9 super-blocks; AMX chunks of 8 blocks of 32),
+// on 13, 45 and 32 weight rows
 // (AMX takes whole 16-row pairs, 0, 2 and 2, and leaves the rest to the zmm GEMM).
 TEST_P(VecIsa, GemmOfRowGroupsMatchesGeneric) {
   const vec_kernels& g = vec_generic_kernels();
@@ -274,8 +275,9 @@ TEST_P(VecIsa, GemmOfRowGroupsMatchesGeneric) {
   if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
   uint32_t seed = 1700;
   for (uint32_t tt : kAllTiles) {
-    if (htp_tile_is_float(tt) || htp_tile_info(tt).kblock != 32) continue;
-    for (uint32_t k : {160u, 2080u})
+    if (htp_tile_is_float(tt)) continue;
+    const bool kq = htp_tile_info(tt).kblock == 256;
+    for (uint32_t k : {kq ? 512u : 160u, kq ? 2304u : 2080u})
       for (uint32_t nrows : {13u, 45u, 32u})
         for (uint32_t nact : {16u, 35u, 64u}) {
           SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
