@@ -160,56 +160,40 @@ bool amx_int8_usable() {
   return (lo & 0x60000) == 0x60000 && syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 }
 
-// tdpbssd on 16 x 64-byte tiles: 16 x 16 x 64 multiply-adds per instruction, 4 accumulator
-// tiles fed by 2 A and 2 B tiles (all eight registers).
-__attribute__((target("amx-tile,amx-int8"))) void dp_amx(int64_t iters) {
+// The tile unit's products on 16 x 64-byte tiles, 4 accumulator tiles fed by 2 A and 2 B tiles
+// (all eight registers): tdpbssd does 16 x 16 x 64 int8 multiply-adds per instruction,
+// tdpbf16ps 16 x 16 x 32 bf16 ones into f32. The values do not matter.
+template <bool Bf16>
+__attribute__((target("amx-tile,amx-int8,amx-bf16"))) void dp_amx(int64_t iters) {
   struct alignas(64) {
     uint8_t palette = 1, start_row = 0, reserved[14] = {};
     uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
     uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
   } cfg;
-  alignas(64) static const int8_t kOnes[16 * 64] = {1};
+  alignas(64) static const uint8_t kTile[16 * 64] = {};
   // Not _tile_loadconfig: GCC 12's takes the config as an 8-byte operand and drops the stores
   // to the rest of it.
   __asm__ volatile("ldtilecfg %0" : : "m"(cfg));
-  _tile_loadd(4, kOnes, 64);
-  _tile_loadd(5, kOnes, 64);
-  _tile_loadd(6, kOnes, 64);
-  _tile_loadd(7, kOnes, 64);
+  _tile_loadd(4, kTile, 64);
+  _tile_loadd(5, kTile, 64);
+  _tile_loadd(6, kTile, 64);
+  _tile_loadd(7, kTile, 64);
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
   for (int64_t i = 0; i < iters; ++i) {
-    _tile_dpbssd(0, 4, 5);
-    _tile_dpbssd(1, 4, 7);
-    _tile_dpbssd(2, 6, 5);
-    _tile_dpbssd(3, 6, 7);
-  }
-  _tile_release();
-}
-// tdpbf16ps: 16 x 16 x 32 bf16 multiply-adds into f32 per instruction, the same 4 x 2 x 2 tiles.
-__attribute__((target("amx-tile,amx-bf16"))) void dp_amx_bf16(int64_t iters) {
-  struct alignas(64) {
-    uint8_t palette = 1, start_row = 0, reserved[14] = {};
-    uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-    uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-  } cfg;
-  alignas(64) static const uint16_t kOnes[16 * 32] = {0x3f80};
-  __asm__ volatile("ldtilecfg %0" : : "m"(cfg));
-  _tile_loadd(4, kOnes, 64);
-  _tile_loadd(5, kOnes, 64);
-  _tile_loadd(6, kOnes, 64);
-  _tile_loadd(7, kOnes, 64);
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (int64_t i = 0; i < iters; ++i) {
-    _tile_dpbf16ps(0, 4, 5);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 6, 5);
-    _tile_dpbf16ps(3, 6, 7);
+    if constexpr (Bf16) {
+      _tile_dpbf16ps(0, 4, 5);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 6, 5);
+      _tile_dpbf16ps(3, 6, 7);
+    } else {
+      _tile_dpbssd(0, 4, 5);
+      _tile_dpbssd(1, 4, 7);
+      _tile_dpbssd(2, 6, 5);
+      _tile_dpbssd(3, 6, 7);
+    }
   }
   _tile_release();
 }
@@ -328,12 +312,12 @@ Roofline measure_roofline(int threads) {
   }
   if (amx_int8_usable()) {
     constexpr int64_t kTileIters = 1'000'000;
-    r.tile_int8_gops = probe_rate(threads, Probe{dp_amx, 4.0 * 16 * 16 * 64 * 2, "AMX tdpbssd"}, kTileIters) / 1e9;
+    r.tile_int8_gops = probe_rate(threads, Probe{dp_amx<false>, 4.0 * 16 * 16 * 64 * 2, "AMX tdpbssd"}, kTileIters) / 1e9;
     r.tile_int8_isa = "AMX tdpbssd";
     unsigned a, b, c, d;
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22)))  // AMX-BF16
       r.tile_bf16_gflops =
-          probe_rate(threads, Probe{dp_amx_bf16, 4.0 * 16 * 16 * 32 * 2, "AMX tdpbf16ps"}, kTileIters) / 1e9;
+          probe_rate(threads, Probe{dp_amx<true>, 4.0 * 16 * 16 * 32 * 2, "AMX tdpbf16ps"}, kTileIters) / 1e9;
   }
 #endif
   (void)avx2;
