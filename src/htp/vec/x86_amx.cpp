@@ -29,9 +29,11 @@
 #include "htp/vec/vec.h"
 #include "quant/blocks.h"
 // GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
-// pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
+// pass-through of _mm512_inserti64x4 and _mm512_extracti32x4_epi32, which -Wmaybe-uninitialized
+// flags once inlined (and -Wuninitialized at -O1, the sanitizer build's level).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #define VEC_INLINE inline __attribute__((always_inline))
