@@ -97,29 +97,24 @@ VEC_INLINE __m512 e8m0_half_x16(const uint8_t* t0, const uint8_t* t1) {
 // Policies: groups<V>() gives the signed integer values of groups 2V and 2V+1 of both row tiles
 // (byte 4n + j: element 4g + j of row n, n < 16); scale() and minv() the 16 rows' block scale
 // and min: x = scale * value (+ min).
-struct AQ4_0 {
-  static constexpr uint32_t kTile = HTP_TILE_Q4_0_X8;
-  static constexpr bool kMin = false;
+template <uint32_t T, int Zero, bool Min>
+struct AQ4 {
+  static constexpr uint32_t kTile = T;
+  static constexpr bool kMin = Min;
   template <int V>
   static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
     const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
-    g0 = sub8(nib_lo(v), 8);
-    g1 = sub8(nib_hi(v), 8);
+    g0 = sub8(nib_lo(v), Zero);
+    g1 = sub8(nib_hi(v), Zero);
   }
   static VEC_INLINE __m512 scale(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 128, b1 + 128); }
-  static VEC_INLINE __m512 minv(const uint8_t*, const uint8_t*) { return _mm512_setzero_ps(); }
-};
-struct AQ4_1 : AQ4_0 {
-  static constexpr uint32_t kTile = HTP_TILE_Q4_1_X8;
-  static constexpr bool kMin = true;
-  template <int V>
-  static VEC_INLINE void groups(const uint8_t* b0, const uint8_t* b1, __m512i& g0, __m512i& g1) {
-    const __m512i v = zload2(b0 + 32 * V, b1 + 32 * V);
-    g0 = nib_lo(v);
-    g1 = nib_hi(v);
+  static VEC_INLINE __m512 minv(const uint8_t* b0, const uint8_t* b1) {
+    if constexpr (Min) return zf16x16(b0 + 144, b1 + 144);
+    return _mm512_setzero_ps();
   }
-  static VEC_INLINE __m512 minv(const uint8_t* b0, const uint8_t* b1) { return zf16x16(b0 + 144, b1 + 144); }
 };
+using AQ4_0 = AQ4<HTP_TILE_Q4_0_X8, 8, false>;
+using AQ4_1 = AQ4<HTP_TILE_Q4_1_X8, 0, true>;
 template <uint32_t T, int Zero, bool Min>
 struct AQ5 {
   static constexpr uint32_t kTile = T;
