@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
   const std::string filter = argc > 2 ? argv[2] : "";
   auto want = [&](const std::string& label) { return label.find(filter) != std::string::npos; };
   const vec_kernels& kern = htp_vec_select();
-  std::printf("kernels: %s, reps %d (medians)\n", kern.name, reps);
+  std::printf("kernels: %s%s%s, reps %d (medians)\n", kern.name, *kern.gemv_variant ? ", " : "", kern.gemv_variant, reps);
   std::printf("rates from per-thread CPU time; [wall-clock rate] in brackets\n");
   Pool p1(1), p2(2);
   Rate bw[3], peak[3];

@@ -15,6 +15,7 @@ std::string kernel_path_note() {
   const vec_kernels* k = htp_vec_resolve();
   const char* forced = vec_isa_forced();
   std::string s = k != nullptr ? k->name : "none";
+  if (k != nullptr && *k->gemv_variant != '\0') s += std::string(", ") + k->gemv_variant;
   s += forced != nullptr ? " (forced by HEXLLM_ISA)" : " (best for this CPU)";
   return s + "; usable here: " + usable +
          "; HEXLLM_ISA=generic|avx2|avxvnni|avx512|amx forces one, HEXLLM_ISA=exact the best with bit-exact matmuls";

@@ -33,6 +33,8 @@ const vec_kernels* vec_isa_best_exact() {
 const vec_kernels* vec_avx2_kernels() { return nullptr; }
 const vec_kernels* vec_avxvnni_kernels() { return nullptr; }
 const vec_kernels* vec_avx512_kernels() { return nullptr; }
+const vec_kernels* vec_avx512_kernels_gemv(bool) { return nullptr; }
+bool vec_cpu_zmm_gemv() { return false; }
 const vec_kernels* vec_amx_kernels() { return nullptr; }
 const vec_kernels* vec_isa_kernels(const char* name) {
   return same_name(name, "generic") || same_name(name, kVecIsaExact) ? &vec_generic_kernels() : nullptr;

@@ -49,6 +49,8 @@ struct vec_kernels {
   // The quantized-weight GEMMs give the block-exact sums above (bit-identical to the generic
   // kernels); false for a table whose GEMMs compute in bf16 (amx: within bf16 rounding).
   bool gemm_exact = true;
+  // Which GEMV a table with two takes ("zmm GEMV" or "ymm GEMV" on avx512 and amx), else "".
+  const char* gemv_variant = "";
 
   const vec_mm_kernels& for_tile(uint32_t tile_type) const { return mm[tile_type - HTP_TILE_FIRST]; }
   vec_quant_fn quant_for_tile(uint32_t tile_type) const { return quant[htp_tile_info(tile_type).act]; }
@@ -61,6 +63,12 @@ const vec_kernels& vec_generic_kernels();
 const vec_kernels* vec_avx2_kernels();     // AVX2+FMA+F16C: vpmaddubsw
 const vec_kernels* vec_avxvnni_kernels();  // + AVX-VNNI: vpdpbusd on ymm
 const vec_kernels* vec_avx512_kernels();   // + AVX-512 F/BW/VL/VNNI: vpdpbusd on zmm in GEMM
+// The avx512 table with the GEMV on zmm or on ymm; vec_avx512_kernels() takes this CPU's
+// choice (vec_cpu_zmm_gemv). Tests run both.
+const vec_kernels* vec_avx512_kernels_gemv(bool zmm_gemv);
+// False on AMD CPUs: on Zen 4 the zmm GEMV streamed weights at ~55% of the ymm GEMV's rate
+// (DESIGN §10); true elsewhere (the zmm GEMV was the faster on the Intel Xeon it was built on).
+bool vec_cpu_zmm_gemv();
 const vec_kernels* vec_amx_kernels();      // + AMX-TILE/BF16, AVX512-BF16: tdpbf16ps in the 32-block GEMMs
 
 // Hexagon HVX (v67, 128-byte vectors) kernels, or nullptr when not built for Hexagon.

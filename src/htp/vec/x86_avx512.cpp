@@ -1,5 +1,4 @@
-// x86 AVX-512 (F/BW/VL/VNNI) kernels. GEMV is the AVX-VNNI kernel in its EVEX form (it is
-// bound by memory, not by the dot units). The GEMM of every quantized type works on zmm: 2 row
+// x86 AVX-512 (F/BW/VL/VNNI) kernels. The GEMM of every quantized type works on zmm: 2 row
 // tiles side by side (16 rows, lanes 0..7 tile t, 8..15 tile t+1) times NC activation rows,
 // each group vector meeting a 4-byte activation broadcast that vpdpbusd takes straight from
 // memory. Per block and lane this is the same integer sum and the same float fma as every
@@ -637,10 +636,14 @@ void zquant_q8_256(const float* x, uint8_t* act, uint32_t k) {
   }
 }
 
-constexpr vec_kernels avx512_table() {
+// zmm_gemv: the GEMV on zmm too (the GEMM's tile-pair kernel), else the ymm GEMV of
+// x86_kernels.h in its EVEX form (vpdpbusd ymm). Both give the same bits.
+constexpr vec_kernels avx512_table(bool zmm_gemv) {
   vec_kernels k = x86_table("avx512");
-  auto set = [&k](uint32_t tile, vec_gemv_fn v, vec_gemm_fn m) {
-    k.mm[tile - HTP_TILE_FIRST] = {v, m};
+  k.gemv_variant = zmm_gemv ? "zmm GEMV" : "ymm GEMV";
+  auto set = [&k, zmm_gemv](uint32_t tile, vec_gemv_fn v, vec_gemm_fn m) {
+    k.mm[tile - HTP_TILE_FIRST].gemm = m;
+    if (zmm_gemv) k.mm[tile - HTP_TILE_FIRST].gemv = v;
   };
   set(HTP_TILE_Q4_0_X8, zgemv<ZQ4_0>, zgemm<ZQ4_0>);
   set(HTP_TILE_Q4_1_X8, zgemv<ZQ4_1>, zgemm<ZQ4_1>);
@@ -663,9 +666,11 @@ constexpr vec_kernels avx512_table() {
 
 }  // namespace
 
-const vec_kernels* vec_avx512_kernels() {
-  static constexpr vec_kernels k = avx512_table();
-  return &k;
+const vec_kernels* vec_avx512_kernels_gemv(bool zmm_gemv) {
+  static constexpr vec_kernels zmm = avx512_table(true), ymm = avx512_table(false);
+  return zmm_gemv ? &zmm : &ymm;
 }
+
+const vec_kernels* vec_avx512_kernels() { return vec_avx512_kernels_gemv(vec_cpu_zmm_gemv()); }
 
 }  // namespace hexllm::htp

@@ -297,6 +297,35 @@ TEST_P(VecIsa, GemmOfRowGroupsMatchesGeneric) {
 INSTANTIATE_TEST_SUITE_P(, VecIsa, testing::ValuesIn(kVecIsaNames),
                          [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
+// The avx512 table exists with two GEMVs (zmm tile pairs, or the ymm kernel in EVEX form) and the
+// CPU picks one; the parameterized tests above run only that one, so both run here, on the
+// shapes of GemvTilePairsAndLongKMatchGeneric plus a partial single tile.
+TEST(VecKernels, Avx512BothGemvWidthsMatchGeneric) {
+  if (vec_isa_kernels("avx512") == nullptr) GTEST_SKIP() << "avx512: not available on this CPU";
+#if defined(__x86_64__)
+  EXPECT_EQ(vec_avx512_kernels(), vec_avx512_kernels_gemv(!__builtin_cpu_is("amd"))) << "ymm GEMV on AMD only";
+#endif
+  const vec_kernels& g = vec_generic_kernels();
+  uint32_t seed = 2100;
+  for (bool zmm : {true, false}) {
+    const vec_kernels& s = *vec_avx512_kernels_gemv(zmm);
+    EXPECT_STREQ(s.gemv_variant, zmm ? "zmm GEMV" : "ymm GEMV");
+    for (uint32_t tt : kAllTiles) {
+      if (htp_tile_is_float(tt)) continue;  // float GEMV sums in another order
+      const bool kq = htp_tile_info(tt).kblock == 256;
+      for (uint32_t k : {kq ? 2304u : 8224u, kq ? 512u : 96u})
+        for (uint32_t nrows : {5u, 45u, 61u, 64u, 39u}) {
+          SCOPED_TRACE(testing::Message() << s.gemv_variant << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
+                                          << " k=" << k << " rows=" << nrows);
+          const Problem p = make_problem(tt, k, nrows, 1, seed++);
+          const auto act = quantize(g, p);
+          const auto want = run(g, p, act, true), got = run(s, p, act, true);
+          for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], got[i]) << "gemv row " << i;
+        }
+    }
+  }
+}
+
 // A row-tile sub-range with padded activation rows gives exactly the corresponding outputs of the
 // whole-matrix call (the matmul op hands each worker a tile range and strided VTCM rows).
 TEST(VecKernels, TileRangesAndStrides) {
