@@ -66,8 +66,9 @@ const vec_kernels* vec_avx512_kernels();   // + AVX-512 F/BW/VL/VNNI: vpdpbusd o
 // The avx512 table with the GEMV on zmm or on ymm; vec_avx512_kernels() takes this CPU's
 // choice (vec_cpu_zmm_gemv). Tests run both.
 const vec_kernels* vec_avx512_kernels_gemv(bool zmm_gemv);
-// False on AMD CPUs: on Zen 4 the zmm GEMV streamed weights at ~55% of the ymm GEMV's rate
-// (DESIGN §10); true elsewhere (the zmm GEMV was the faster on the Intel Xeon it was built on).
+// False on AMD CPUs: on Zen 4 the zmm GEMV streamed weights from DRAM at ~55% of the ymm
+// GEMV's rate (DESIGN §7, vec layer); true elsewhere (the zmm GEMV was the faster on the Intel
+// Xeon it was built on).
 bool vec_cpu_zmm_gemv();
 const vec_kernels* vec_amx_kernels();      // + AMX-TILE/BF16, AVX512-BF16: tdpbf16ps in the 32-block GEMMs
 

@@ -217,31 +217,34 @@ TEST_P(VecIsa, MatchesGenericBitForBit) {
 
 // GEMV shapes the small ones above miss: several tile pairs (the zmm GEMV reads two pairs at
 // once, then one, then an odd tile), and K past one GEMV pass of activation blocks (256 blocks of
-// 32 on zmm). The GEMM of the same act row must give the same bits as GEMV.
-TEST_P(VecIsa, GemvTilePairsAndLongKMatchGeneric) {
+// 32 on zmm). `s`'s GEMV (and, with also_gemm, its GEMM of the one act row) against generic,
+// bit for bit: 5 rows, a partial single tile; 45: two pairs, a pair with a partial second tile; 61: two
+// double pairs, the last partial; 64: whole pairs only; 39: two pairs and a partial odd tile.
+void expect_gemv_shapes_match_generic(const vec_kernels& s, bool also_gemm, uint32_t seed) {
   const vec_kernels& g = vec_generic_kernels();
-  const vec_kernels* sp = vec_isa_kernels(GetParam());
-  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
-  uint32_t seed = 900;
   for (uint32_t tt : kAllTiles) {
     if (htp_tile_is_float(tt)) continue;  // float GEMV sums in another order (MatchesGenericBitForBit)
     const bool kq = htp_tile_info(tt).kblock == 256;
     for (uint32_t k : {kq ? 2304u : 8224u, kq ? 512u : 96u})
-      // 45: two pairs, a pair with a partial second tile; 61: two double pairs, the last partial;
-      // 64: whole pairs only; 39: two pairs and a partial odd tile.
-      for (uint32_t nrows : {45u, 61u, 64u, 39u}) {
-        SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
-                                        << " k=" << k << " rows=" << nrows);
+      for (uint32_t nrows : {5u, 45u, 61u, 64u, 39u}) {
+        SCOPED_TRACE(testing::Message() << s.name << " " << s.gemv_variant << " "
+                                        << type_name(static_cast<Type>(htp_tile_info(tt).src)) << " k=" << k
+                                        << " rows=" << nrows);
         const Problem p = make_problem(tt, k, nrows, 1, seed++);
         const auto act = quantize(g, p);
-        const auto want = run(g, p, act, true);
-        const auto v = run(*sp, p, act, true), m = run(*sp, p, act, false);
-        for (size_t i = 0; i < want.size(); i++) {
-          ASSERT_EQ(want[i], v[i]) << "gemv row " << i;
-          ASSERT_EQ(want[i], m[i]) << "gemm row " << i;
-        }
+        const auto want = run(g, p, act, true), v = run(s, p, act, true);
+        for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], v[i]) << "gemv row " << i;
+        if (!also_gemm) continue;
+        const auto m = run(s, p, act, false);
+        for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], m[i]) << "gemm row " << i;
       }
   }
+}
+
+TEST_P(VecIsa, GemvTilePairsAndLongKMatchGeneric) {
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  expect_gemv_shapes_match_generic(*sp, true, 900);
 }
 
 // K-quant GEMM over more super-blocks than one pass of interleaved activation codes (8 on zmm):
@@ -298,31 +301,16 @@ INSTANTIATE_TEST_SUITE_P(, VecIsa, testing::ValuesIn(kVecIsaNames),
                          [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 // The avx512 table exists with two GEMVs (zmm tile pairs, or the ymm kernel in EVEX form) and the
-// CPU picks one; the parameterized tests above run only that one, so both run here, on the
-// shapes of GemvTilePairsAndLongKMatchGeneric plus a partial single tile.
+// CPU picks one; the parameterized tests above run only that one, so both run here.
 TEST(VecKernels, Avx512BothGemvWidthsMatchGeneric) {
   if (vec_isa_kernels("avx512") == nullptr) GTEST_SKIP() << "avx512: not available on this CPU";
 #if defined(__x86_64__)
   EXPECT_EQ(vec_avx512_kernels(), vec_avx512_kernels_gemv(!__builtin_cpu_is("amd"))) << "ymm GEMV on AMD only";
 #endif
-  const vec_kernels& g = vec_generic_kernels();
-  uint32_t seed = 2100;
   for (bool zmm : {true, false}) {
     const vec_kernels& s = *vec_avx512_kernels_gemv(zmm);
     EXPECT_STREQ(s.gemv_variant, zmm ? "zmm GEMV" : "ymm GEMV");
-    for (uint32_t tt : kAllTiles) {
-      if (htp_tile_is_float(tt)) continue;  // float GEMV sums in another order
-      const bool kq = htp_tile_info(tt).kblock == 256;
-      for (uint32_t k : {kq ? 2304u : 8224u, kq ? 512u : 96u})
-        for (uint32_t nrows : {5u, 45u, 61u, 64u, 39u}) {
-          SCOPED_TRACE(testing::Message() << s.gemv_variant << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
-                                          << " k=" << k << " rows=" << nrows);
-          const Problem p = make_problem(tt, k, nrows, 1, seed++);
-          const auto act = quantize(g, p);
-          const auto want = run(g, p, act, true), got = run(s, p, act, true);
-          for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], got[i]) << "gemv row " << i;
-        }
-    }
+    expect_gemv_shapes_match_generic(s, false, zmm ? 2100 : 2500);
   }
 }
 
