@@ -32,8 +32,10 @@ double flops_per_token(const model::Model& m);
 
 // The prompt of the pp test, the same for every run.
 std::vector<int32_t> bench_prompt(const model::Model& m, int n);
-// Warm-up (first touch of pages, device threads spinning up): a few decode steps.
-void bench_warm_up(Engine& e);
+// Warm-up (first touch of pages, device threads spinning up): the prompt once when one is
+// given (a batch touches activation and KV memory a decode step never does, which the first
+// timed pp run would pay for), then a few decode steps.
+void bench_warm_up(Engine& e, const std::vector<int32_t>& prompt = {});
 // Tokens per second of one pp test (the prompt in one batch) and one tg test (n tokens one at a
 // time), each from an empty cache.
 double bench_pp(Engine& e, const std::vector<int32_t>& prompt);

@@ -79,9 +79,9 @@ int bench_ablation(const BenchOptions& o) {
       htp->set_prepare_mechanisms(v.fuse, v.graph_cache, v.reorder);
       engine->context->rebuild_graph();
     };
-    bench_warm_up(*engine);
     const model::Model& m = *engine->model;
     const std::vector<int32_t> prompt = bench_prompt(m, o.n_prompt);
+    bench_warm_up(*engine, prompt);
     const double fpt = flops_per_token(m), bpt = bytes_per_token(m);
     const std::string description = m.description();
     std::vector<Samples> s(vs.size());

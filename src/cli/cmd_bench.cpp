@@ -84,7 +84,11 @@ std::vector<int32_t> bench_prompt(const model::Model& m, int n) {
   return prompt;
 }
 
-void bench_warm_up(Engine& e) {
+void bench_warm_up(Engine& e, const std::vector<int32_t>& prompt) {
+  if (!prompt.empty()) {
+    e.context->reset();
+    e.context->decode(prompt, false);
+  }
   e.context->reset();
   for (int32_t token : {1, 2, 3}) e.context->decode(std::span<const int32_t>(&token, 1), false);
 }
@@ -179,7 +183,7 @@ int bench(const BenchOptions& o) {
     bpt = bytes_per_token(m);
     fpt = flops_per_token(m);
     const std::vector<int32_t> prompt = bench_prompt(m, o.n_prompt);
-    bench_warm_up(*e);
+    bench_warm_up(*e, prompt);
 
     auto print = [&](const char* test, int n, const std::vector<double>& tps) {
       const Stats s = stats(tps);

@@ -66,7 +66,8 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
   if (can_retry) replay_.capture(pool_, message_->data(), layout.message_size);
   htp_status st = HTP_OK;
   // The same batch as the last call (a graph-cache hit in decode) takes about as long again.
-  transport_.expect_device_ns(serial != 0 && serial == last_serial_ ? last_device_ns_ : 0);
+  if (serial != 0 && serial == last_serial_) transport_.expect_device_ns(last_device_ns_, last_op_ns_);
+  else transport_.expect_device_ns(0);
   const uint64_t t_call = now_ns();
   for (int attempt = 0;; ++attempt) {
     try {
@@ -89,6 +90,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
   // is the first whose status is its own (not HTP_ERR_PEER, which only follows another's).
   htp_response rsp{};
   uint32_t failed_dev = 0;
+  uint64_t first_start = UINT64_MAX;  // the earliest device's start (all clocks are CLOCK_MONOTONIC)
   last_op_ns_.assign(batch.n_ops(), 0);
   for (uint32_t d = 0; d < n_dev; ++d) {
     const uint64_t at = layout.response_offset + static_cast<uint64_t>(d) * layout.response_stride;
@@ -108,6 +110,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
       rsp.total_ns = std::max(rsp.total_ns, r.total_ns);
     }
     fence_ns_ += r.fence_ns;
+    first_start = std::min(first_start, r.start_ns);
     if (timeline_ != nullptr)
       timeline_->device_call(d, frame.trace_threads, calls_, r,
                              reinterpret_cast<const htp_trace_record*>(msg + layout.trace_offset +
@@ -131,7 +134,13 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     ops_.add_call(wall, ops_ns);
     const uint64_t device = std::min(rsp.total_ns, wall);
     host_->add(HostPhase::Write, t_call - t_write);
-    host_->add(HostPhase::Call, wall - device);
+    // The round trip outside the device's time, split at the device's start: a start outside
+    // the call (a device that did not run the batch) counts all of it on the way back.
+    const uint64_t outside = wall - device;
+    const uint64_t to_device =
+        first_start >= t_call && first_start != UINT64_MAX ? std::min(first_start - t_call, outside) : 0;
+    host_->add(HostPhase::ToDevice, to_device);
+    host_->add(HostPhase::FromDevice, outside - to_device);
     host_->add(HostPhase::Device, device);
     host_->add(HostPhase::Response, now_ns() - t_response);
     host_->count_ops(opcodes_.data(), static_cast<uint32_t>(opcodes_.size()));

@@ -13,8 +13,8 @@ namespace hexllm::htp_host {
 
 namespace {
 
-constexpr const char* kPhaseNames[] = {"graph build", "between calls", "key + lookup", "prepare", "write", "transport",
-                                       "device", "response"};
+constexpr const char* kPhaseNames[] = {"graph build", "between calls", "key + lookup", "prepare", "write", "to device",
+                                       "from device", "device", "response"};
 static_assert(sizeof(kPhaseNames) / sizeof(kPhaseNames[0]) == kHostPhases, "a name per phase");
 
 // A call this many times the median host time, after warm-up, is logged with its op mix.

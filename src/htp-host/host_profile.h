@@ -22,7 +22,8 @@ enum class HostPhase : uint32_t {
   Key,       // graph key and cache lookup
   Prepare,   // op preparation and batching (graph cache miss, or no cache)
   Write,     // batch messages written into the pool
-  Call,      // transport round trips, minus the device's own time
+  ToDevice,  // from the doorbell until the device starts the batch (its wake-up, bank updates)
+  FromDevice,  // from the device's end of the batch until the host sees it (the host's wake-up)
   Device,    // the device's time for the batches (validation included)
   Response,  // responses read back
   Count

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,9 +68,10 @@ class Transport {
   // cannot hold the batch.
   virtual htp_status call(void* message, size_t bytes) = 0;
   // A hint for the next call: how long the device took on the same batch last time (0: not
-  // known). A device process's transport sleeps until shortly before then and polls for the
-  // end, instead of waiting for the device's futex wake-up (tens to hundreds of us on a VM).
-  virtual void expect_device_ns(uint64_t ns) { (void)ns; }
+  // known), and each of its ops (may be empty). A device process's transport sleeps until
+  // shortly before then and polls for the end, instead of waiting for the device's futex
+  // wake-up (tens to hundreds of us on a VM); with the op times it follows the batch's progress.
+  virtual void expect_device_ns(uint64_t ns, std::span<const uint64_t> op_ns = {}) { (void)ns, (void)op_ns; }
   // Starts the device afresh: a new process whose window maps the same pool (weights stay in
   // the pool, nothing is reloaded). Returns false when this transport cannot restart.
   virtual bool restart() { return false; }

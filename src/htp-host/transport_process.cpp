@@ -11,11 +11,13 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "base/clock.h"
@@ -38,8 +40,11 @@ constexpr uint64_t kWaitSlice = 20'000'000;  // ns
 // (tests/htp-host/call_overhead.cpp measures it).
 constexpr uint64_t kSpin = 2'000;                       // ns
 // With a hint of the device time (expect_device_ns), the host wakes this long before the
-// expected end and polls, yielding, until the end or kPollLate past it: a futex wake-up took
-// 50-130 us (p25-p75) on a loaded 2-vCPU VM, and polling the end took 3-6 us.
+// expected end and polls, yielding, for at most kPollLate: a futex wake-up took 50-130 us
+// (p25-p75) on a loaded 2-vCPU VM, and polling the end took 3-6 us. The device time of one
+// decode batch varies by milliseconds from call to call there, so with the last call's op
+// times the host re-estimates the end from the ops done so far each time it wakes, sleeping
+// three quarters of what is left each time (about four wake-ups per call).
 constexpr uint64_t kWakeEarly = 300'000;                // ns
 constexpr uint64_t kPollLate = 1'000'000;               // ns
 constexpr int kHandshakeMs = 20'000;                    // a device that does not answer hello
@@ -85,7 +90,10 @@ class ProcessTransport final : public Transport {
   int device_pid() const override { return alive_ ? pid_ : 0; }
 
   htp_status call(void* message, size_t bytes) override;
-  void expect_device_ns(uint64_t ns) override { expect_ns_ = ns; }
+  void expect_device_ns(uint64_t ns, std::span<const uint64_t> op_ns) override {
+    expect_ns_ = ns;
+    expect_op_ns_.assign(op_ns.begin(), op_ns.end());
+  }
 
   bool restart() override {
     stop();
@@ -120,6 +128,7 @@ class ProcessTransport final : public Transport {
   std::string down_reason_;  // why the session is down, for calls after a fault
   uint32_t seq_ = 0;
   uint64_t expect_ns_ = 0;  // the next call's expected device time, 0 when unknown
+  std::vector<uint64_t> expect_op_ns_;  // and its ops' times, empty when unknown
   std::array<uint64_t, HTP_MAX_BANKS> device_serial_{};  // the bank each device slot holds an fd of
   std::vector<WindowStep> steps_;
 };
@@ -312,22 +321,46 @@ htp_status ProcessTransport::wait_done(uint32_t seq, uint8_t* msg, size_t bytes)
   uint32_t last_ops = op_in_flight();
   uint64_t last_progress = now_ns();
   const uint64_t timeout_ns = static_cast<uint64_t>(opts_.timeout_s * 1e9);
-  // The hinted end: sleep until wake_at, then poll until poll_until.
-  const uint64_t wake_at = expect_ns_ > kWakeEarly ? start + expect_ns_ - kWakeEarly : 0;
-  const uint64_t poll_until = start + expect_ns_ + kPollLate;
+  // The hinted end, re-estimated at every wake-up from the ops done so far. The per-op times
+  // are used only when they describe this batch and its response has room for them.
+  const uint64_t expect = expect_ns_;
   expect_ns_ = 0;
+  const uint64_t* op_ns_now = nullptr;
+  if (rsp != nullptr && !expect_op_ns_.empty()) {
+    const auto* ops_at = reinterpret_cast<const uint8_t*>(rsp + 1);
+    if (ops_at + expect_op_ns_.size() * sizeof(uint64_t) <= msg + bytes) op_ns_now = reinterpret_cast<const uint64_t*>(ops_at);
+  }
+  auto expected_end = [&](uint64_t now) {
+    int64_t drift = 0;  // how much later than last time the ops done so far ended
+    uint64_t planned = 0;  // the op in flight's end as planned
+    const uint32_t done = op_ns_now != nullptr ? op_in_flight() : HTP_NO_INDEX;
+    if (done != HTP_NO_INDEX && done < expect_op_ns_.size()) {
+      for (uint32_t i = 0; i < done; ++i)
+        drift += static_cast<int64_t>(__atomic_load_n(&op_ns_now[i], __ATOMIC_RELAXED)) - static_cast<int64_t>(expect_op_ns_[i]);
+      for (uint32_t i = 0; i <= done; ++i) planned += expect_op_ns_[i];
+    }
+    const uint64_t end = static_cast<uint64_t>(std::max<int64_t>(0, static_cast<int64_t>(start + expect) + drift));
+    // An op running past its planned end moves the rest as late.
+    const uint64_t op_end = static_cast<uint64_t>(std::max<int64_t>(0, static_cast<int64_t>(start + planned) + drift));
+    return planned != 0 && now > op_end ? end + (now - op_end) : end;
+  };
+  uint64_t polled = 0;  // ns spent polling: at most kPollLate per call
   while (!finished()) {
     uint64_t slice = kWaitSlice;
-    if (wake_at != 0) {
+    if (expect != 0 && polled < kPollLate) {
       const uint64_t now = now_ns();
-      if (now >= wake_at && now < poll_until) {
+      const uint64_t end = expected_end(now);
+      if (now + kWakeEarly >= end) {
+        const uint64_t poll_until = now + (kPollLate - polled);
         for (uint32_t i = 1; !finished() && now_ns() < poll_until; ++i) {
           if (i % wire::kPollsPerYield == 0) htp::platform_yield();  // a device thread waiting for this core runs
           else htp::platform_pause();
         }
+        polled += now_ns() - now;
         continue;
       }
-      if (now < wake_at && wake_at - now < slice) slice = wake_at - now;
+      const uint64_t lead = end - now;
+      slice = std::min(slice, lead - std::max(kWakeEarly, lead / 4));
     }
     const uint32_t seen = __atomic_load_n(&ctl_->done, __ATOMIC_SEQ_CST);
     __atomic_store_n(&ctl_->host_sleeping, 1u, __ATOMIC_SEQ_CST);
