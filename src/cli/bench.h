@@ -30,6 +30,9 @@ double bytes_per_token(const model::Model& m);
 // Multiply-adds x 2 per prompt token in the layer matrices (the head runs for one token only).
 double flops_per_token(const model::Model& m);
 
+// The median (0 for none).
+double median(std::vector<double> v);
+
 // The prompt of the pp test, the same for every run.
 std::vector<int32_t> bench_prompt(const model::Model& m, int n);
 // Warm-up (first touch of pages, device threads spinning up): the prompt once when one is

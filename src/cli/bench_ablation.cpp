@@ -49,13 +49,6 @@ std::vector<Variant> variants() {
   return v;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 struct Samples {
   std::vector<double> pp, tg, pp_ratio, tg_ratio;  // t/s, and t/s over all-on's in the same round
 };

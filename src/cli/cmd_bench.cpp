@@ -2,10 +2,12 @@
 // time, each from an empty cache) in its table format, followed by this machine's roofline
 // measured in the same run and each result as a fraction of it.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "base/error.h"
@@ -52,6 +54,13 @@ std::vector<int> parse_counts(const std::string& list, const char* option, const
   }
   if (out.empty()) fail("%s: empty list", option);
   return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 std::vector<int> parse_threads(const std::string& list) { return parse_counts(list, "-t", "thread count", 256); }
@@ -164,6 +173,8 @@ int bench(const BenchOptions& o) {
     std::string devices;
     bool pp;
     double tps;
+    // tg: each run's GB/s over the read bandwidth probed just before and after it.
+    std::vector<double> beside;
   };
   std::vector<Row> rows;
   double bpt = 0, fpt = 0;
@@ -193,7 +204,7 @@ int bench(const BenchOptions& o) {
                   o.engine.device.c_str(), threads, split.c_str(), (std::string(test) + std::to_string(n)).c_str(),
                   s.mean, s.sd);
       std::fflush(stdout);
-      rows.push_back({threads, split, test[0] == 'p', s.mean});
+      rows.push_back({threads, split, test[0] == 'p', s.mean, {}});
     };
     if (o.n_prompt > 0) {
       std::vector<double> tps;
@@ -201,9 +212,16 @@ int bench(const BenchOptions& o) {
       print("pp", o.n_prompt, tps);
     }
     if (o.n_gen > 0) {
-      std::vector<double> tps;
-      for (int r = 0; r < o.reps; ++r) tps.push_back(bench_tg(*e, o.n_gen));
+      std::optional<ReadProbe> probe;
+      if (!o.no_roofline) probe.emplace(threads, true);
+      std::vector<double> tps, beside;
+      for (int r = 0; r < o.reps; ++r) {
+        const double before = probe ? probe->quick_gbps() : 0;
+        tps.push_back(bench_tg(*e, o.n_gen));
+        if (probe) beside.push_back(bpt * tps.back() / 1e9 / ((before + probe->quick_gbps()) / 2));
+      }
       print("tg", o.n_gen, tps);
+      rows.back().beside = beside;
     }
   }
 
@@ -232,9 +250,10 @@ int bench(const BenchOptions& o) {
         std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak\n", who.c_str(), fpt / 1e9,
                     row.tps, pp_gops, r.int8_gops > 0 ? 100 * pp_gops / r.int8_gops : 0.0);
       else
-        std::printf("    tg%s: %.1f MB/token x %.2f t/s = %.1f GB/s = %.0f%% of read bandwidth (%.0f%% of the 4 KiB-page figure)\n",
+        std::printf("    tg%s: %.1f MB/token x %.2f t/s = %.1f GB/s = %.0f%% of read bandwidth (%.0f%% of the 4 KiB-page figure); "
+                    "%.0f%% of the bandwidth probed beside each run (median of %zu)\n",
                     who.c_str(), bpt / 1e6, row.tps, bpt * row.tps / 1e9, 100 * bpt * row.tps / 1e9 / r.read_gbps,
-                    100 * bpt * row.tps / 1e9 / r.read_gbps_4k);
+                    100 * bpt * row.tps / 1e9 / r.read_gbps_4k, 100 * median(row.beside), row.beside.size());
     }
   }
   return 0;

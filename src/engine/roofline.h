@@ -3,6 +3,8 @@
 // the int8 dot-product peak (prompt processing is bound by it), and the F32 FMA peak.
 #pragma once
 
+#include <cstddef>
+
 namespace hexllm {
 
 struct Roofline {
@@ -22,5 +24,29 @@ struct Roofline {
 
 // Takes one to two seconds per call.
 Roofline measure_roofline(int threads);
+
+// `threads` readers streaming their shares of a 1 GiB buffer, mapped and touched once, so that
+// the read bandwidth can also be taken beside each timed run: on a shared machine it drifts by
+// tens of percent within minutes, and a run is best compared with what the memory gave then.
+class ReadProbe {
+ public:
+  ReadProbe(int threads, bool huge_pages);
+  ~ReadProbe();
+  ReadProbe(const ReadProbe&) = delete;
+  ReadProbe& operator=(const ReadProbe&) = delete;
+
+  // GB/s: the best of `passes` passes of every reader configuration (the roofline's figure).
+  double best_gbps(int passes) const;
+  // GB/s: the better of one pass each of two readers (~0.1 s).
+  double quick_gbps() const;
+
+ private:
+  static constexpr size_t kBytes = size_t{1} << 30;
+  double pass_gbps(int config) const;
+  int n_configs() const;
+  int threads_;
+  bool avx2_ = false;
+  void* mem_;
+};
 
 }  // namespace hexllm

@@ -116,6 +116,15 @@ TEST(Cli, BenchAblationTablesEveryVariant) {
   expect_error(run("bench -m '" + tiny_model() + "' -p 16 -n 4 --ablate --device ref"), "--ablate");
 }
 
+// The roofline: the machine's peaks, and tg also against the bandwidth probed beside each of
+// its runs (one figure per repetition).
+TEST(Cli, BenchRooflineProbesBesideEveryGenerationRun) {
+  const CliResult r = run("bench -m '" + tiny_model() + "' -p 0 -n 4 -r 3 -t 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 thread: read bandwidth "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of the bandwidth probed beside each run (median of 3)"), std::string::npos) << r.out;
+}
+
 // --htp-devices 1,2 with -t 2: one row per device count, the two threads divided among them.
 TEST(Cli, BenchRowsForEveryDeviceCount) {
   const CliResult r = run("bench -m '" + tiny_model() + "' -p 16 -n 4 -r 1 -t 2 --htp-devices 1,2 --no-roofline");
