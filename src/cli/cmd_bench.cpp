@@ -196,7 +196,7 @@ int bench(const BenchOptions& o) {
     const std::vector<int32_t> prompt = bench_prompt(m, o.n_prompt);
     bench_warm_up(*e, prompt);
 
-    auto print = [&](const char* test, int n, const std::vector<double>& tps) {
+    auto print = [&](const char* test, int n, const std::vector<double>& tps, std::vector<double> beside = {}) {
       const Stats s = stats(tps);
       const double params = static_cast<double>(m.n_params());
       std::printf("| %-24s | %6.2f MiB | %6.2f B | %-7s | %7d | %11s | %6s | %8.2f ± %5.2f |\n",
@@ -204,7 +204,7 @@ int bench(const BenchOptions& o) {
                   o.engine.device.c_str(), threads, split.c_str(), (std::string(test) + std::to_string(n)).c_str(),
                   s.mean, s.sd);
       std::fflush(stdout);
-      rows.push_back({threads, split, test[0] == 'p', s.mean, {}});
+      rows.push_back({threads, split, test[0] == 'p', s.mean, std::move(beside)});
     };
     if (o.n_prompt > 0) {
       std::vector<double> tps;
@@ -220,8 +220,7 @@ int bench(const BenchOptions& o) {
         tps.push_back(bench_tg(*e, o.n_gen));
         if (probe) beside.push_back(bpt * tps.back() / 1e9 / ((before + probe->quick_gbps()) / 2));
       }
-      print("tg", o.n_gen, tps);
-      rows.back().beside = beside;
+      print("tg", o.n_gen, tps, std::move(beside));
     }
   }
 
