@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "gguf/gguf.h"
 #include "golden_util.h"
 #include "tokenizer/chat_template.h"
@@ -35,7 +36,7 @@ Tokenizer load(const std::string& golden, const std::string& name, Vocab* vocab_
 
 std::string show(const std::vector<int32_t>& ids) {
   std::string s;
-  for (int32_t id : ids) s += " " + std::to_string(id);
+  for (int32_t id : ids) s += strprintf(" %d", id);
   return s;
 }
 

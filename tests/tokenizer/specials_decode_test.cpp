@@ -234,7 +234,7 @@ TEST(LoadVocab, BpeDefaultsDependOnThePreTokenizer) {
       w.set_string("tokenizer.ggml.model", "gpt2");
       w.set_string("tokenizer.ggml.pre", pre);
       std::vector<std::string> toks;
-      for (int i = 0; i < 20; ++i) toks.push_back("t" + std::to_string(i));
+      for (int i = 0; i < 20; ++i) toks.push_back(strprintf("t%d", i));
       w.set_string_array("tokenizer.ggml.tokens", toks);
       w.set_string_array("tokenizer.ggml.merges", {"t 1"});
       w.set_u32("tokenizer.ggml.eos_token_id", 7);

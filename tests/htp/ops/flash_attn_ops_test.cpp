@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "base/fp16.h"
 #include "htp/abi/flash_attn_params.h"
 #include "op_harness.h"
@@ -74,9 +75,9 @@ std::vector<uint16_t> distance_mask(int64_t n_kv, int64_t rows, int64_t pos0) {
 struct Shape {
   int64_t d, dv, n_head, n_head_kv, n_q, n_kv;
   std::string label() const {
-    return "D" + std::to_string(d) + (dv != d ? "/Dv" + std::to_string(dv) : "") + " heads" +
-           std::to_string(n_head) + "/" + std::to_string(n_head_kv) + " n_q" + std::to_string(n_q) + " n_kv" +
-           std::to_string(n_kv);
+    const std::string dvs = dv != d ? strprintf("/Dv%lld", (long long)dv) : "";
+    return strprintf("D%lld%s heads%lld/%lld n_q%lld n_kv%lld", (long long)d, dvs.c_str(), (long long)n_head,
+                     (long long)n_head_kv, (long long)n_q, (long long)n_kv);
   }
 };
 

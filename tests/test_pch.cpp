@@ -1,0 +1,1 @@
+// The translation unit that builds the tests' precompiled gtest header (tests/CMakeLists.txt).
