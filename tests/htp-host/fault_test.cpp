@@ -154,8 +154,9 @@ TEST_F(HtpFaults, KillDuringGenerationFailsTheRequestAndCleansUp) {
 }
 
 // Long enough that the kill (at most 9 ms in) always lands during generation, however fast
-// decode steps are.
+// decode steps are; each of the ten kill delays once.
 constexpr int kRestartTokens = 300;
+constexpr int kRestartRepeats = 10;
 
 TEST_F(HtpFaults, KillWithRestartFinishesWithTheUndisturbedResult) {
   Generation want;
@@ -163,7 +164,7 @@ TEST_F(HtpFaults, KillWithRestartFinishesWithTheUndisturbedResult) {
     auto e = open_engine(options(false));
     want = generate(*e, kRestartTokens);
   }
-  for (int rep = 0; rep < kRepeats; ++rep) {
+  for (int rep = 0; rep < kRestartRepeats; ++rep) {
     auto e = open_engine(options(true));
     htp_host::HtpBackend& htp = htp_of(*e);
     const int first = htp.transport().device_pid();
