@@ -48,6 +48,11 @@ double run_parallel(int threads, Fn fn) {
   return *std::max_element(seconds.begin(), seconds.end());
 }
 
+// Indices into kReadConfigs of the two readers that were best on the machines measured (2 and 8
+// streams, 1 KiB ahead): the quick probe's pair; the first is also the warm-up pass. Only used
+// where there are several readers (x86 with AVX2).
+constexpr int kQuickReaders[] = {1, 4};
+
 #if defined(__x86_64__)
 // Streams of a thread's share read at once, and how far ahead software prefetch runs: one
 // stream leaves a core's fill buffers idle while it waits on the next page. The best count and
@@ -81,9 +86,7 @@ constexpr ReadConfig kReadConfigs[] = {
     {read_sum_avx2<1>, 4096}, {read_sum_avx2<2>, 1024}, {read_sum_avx2<4>, 1024},
     {read_sum_avx2<4>, 4096}, {read_sum_avx2<8>, 1024}, {read_sum_avx2<8>, 0},
 };
-// The two readers that were best on the machines measured (2 and 8 streams, 1 KiB ahead): the
-// quick probe's pair; the first is also the warm-up pass.
-constexpr int kQuickReaders[] = {1, 4};
+static_assert(*std::max_element(std::begin(kQuickReaders), std::end(kQuickReaders)) < (int)std::size(kReadConfigs));
 
 // Register-only dot loops, ops = multiply-adds x 2. Every chain is independent, and there are
 // more chains than latency x issue width so that throughput, not latency, is measured.
@@ -289,11 +292,7 @@ int ReadProbe::n_configs() const {
 
 // The best pass of every reader configuration (after a warm-up pass).
 double ReadProbe::best_gbps(int passes) const {
-#if defined(__x86_64__)
   pass_gbps(n_configs() > 1 ? kQuickReaders[0] : 0);
-#else
-  pass_gbps(0);
-#endif
   double best = 0;
   for (int c = 0; c < n_configs(); ++c)
     for (int pass = 0; pass < passes; ++pass) best = std::max(best, pass_gbps(c));
@@ -302,9 +301,7 @@ double ReadProbe::best_gbps(int passes) const {
 
 // One pass of each quick reader: ~0.1 s at 20 GB/s.
 double ReadProbe::quick_gbps() const {
-#if defined(__x86_64__)
   if (n_configs() > 1) return std::max(pass_gbps(kQuickReaders[0]), pass_gbps(kQuickReaders[1]));
-#endif
   return pass_gbps(0);
 }
 

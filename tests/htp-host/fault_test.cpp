@@ -26,6 +26,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kRepeats = 20;
+constexpr int kKillDelays = 10;  // the kills land 0, 1, ... 9 ms into generation
 
 struct FdCount {
   int all = 0, memfds = 0;
@@ -127,7 +128,7 @@ TEST_F(HtpFaults, KillDuringGenerationFailsTheRequestAndCleansUp) {
     std::string error;
     Clock::time_point caught;
     {
-      Saboteur s(pid, SIGKILL, rep % 10);
+      Saboteur s(pid, SIGKILL, rep % kKillDelays);
       try {
         generate(*e, 400);
       } catch (const Error& x) {
@@ -154,9 +155,9 @@ TEST_F(HtpFaults, KillDuringGenerationFailsTheRequestAndCleansUp) {
 }
 
 // Long enough that the kill (at most 9 ms in) always lands during generation, however fast
-// decode steps are; each of the ten kill delays once.
+// decode steps are; each kill delay once.
 constexpr int kRestartTokens = 300;
-constexpr int kRestartRepeats = 10;
+constexpr int kRestartRepeats = kKillDelays;
 
 TEST_F(HtpFaults, KillWithRestartFinishesWithTheUndisturbedResult) {
   Generation want;
@@ -170,7 +171,7 @@ TEST_F(HtpFaults, KillWithRestartFinishesWithTheUndisturbedResult) {
     const int first = htp.transport().device_pid();
     Generation got;
     {
-      Saboteur s(first, SIGKILL, rep % 10);
+      Saboteur s(first, SIGKILL, rep % kKillDelays);
       got = generate(*e, kRestartTokens);
     }
     EXPECT_EQ(got.tokens, want.tokens) << "rep " << rep;

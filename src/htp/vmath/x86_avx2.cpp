@@ -28,9 +28,10 @@ VM_INLINE V vneg(V x) { return _mm256_xor_ps(x, sign_mask()); }
 VM_INLINE V vf16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
 
 // Lanes at or below kVmExpLo (the scalar definition clamps them there and rounds to +0) are
-// computed on 0, which also makes the lower clamp unneeded, and cleared at the end: their product would underflow, and an underflowing multiply costs a
-// microcode assist of ~100 cycles per lane on Intel cores. Every masked score of attention
-// and softmax (-inf) was one: 12x slower exp_sub_sum with half the lanes masked.
+// computed on 0, which also makes the lower clamp unneeded, and cleared at the end: their
+// product would underflow, and an underflowing multiply costs a microcode assist of ~100
+// cycles per lane on Intel cores. Every masked score of attention and softmax (-inf) was one:
+// 12x slower exp_sub_sum with half the lanes masked.
 VM_INLINE V vexp(V x) {
   const V zero = _mm256_cmp_ps(x, set1(kVmExpLo), _CMP_LE_OQ);
   x = _mm256_min_ps(set1(kVmExpHi), _mm256_andnot_ps(zero, x));  // nan passes through
