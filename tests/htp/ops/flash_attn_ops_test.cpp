@@ -144,6 +144,21 @@ TEST(HtpFlashAttnOps, QueryCounts) {
   }, kNmse);
 }
 
+// Decode over a short cache (the graph's n_kv of 256) at several fill levels: by heads where
+// the KV heads deal out evenly to the workers, split KV where they do not (1 and 3 KV heads on
+// 2 workers), both with fewer live keys than one 64-key block per worker.
+TEST(HtpFlashAttnOps, DecodeShortCache) {
+  for (int64_t n_head_kv : {1, 2, 3, 4})
+    for (int64_t live : {1, 63, 65, 200}) {
+      const Shape s{64, 64, 4 * n_head_kv, n_head_kv, 1, 256};
+      expect_op_matches(s.label() + strprintf(" live %lld", (long long)live), [&](OpTester& t) {
+        const Qkv a = make_qkv(t, s);
+        Tensor* mask = f16_leaf(t, s.n_kv, 1, causal_mask(s.n_kv, 1, live - 1, live));
+        return graph::flash_attn_ext(t.ctx(), a.q, a.k, a.v, mask, scale_of(s), 0.0f, 0.0f);
+      }, kNmse);
+    }
+}
+
 // gemma3's sliding-window layers: query p sees cells (p - window, p].
 TEST(HtpFlashAttnOps, SlidingWindow) {
   for (int64_t window : {64, 200})
@@ -317,6 +332,24 @@ TEST(HtpFlashAttnPlan, DecodeSplitsKvPrefillSplitsHeads) {
   EXPECT_EQ(p.n_units, 2u);
   EXPECT_EQ(p.n_threads, 2u);
   EXPECT_EQ(p.head_group, 4u);
+  // Decode on a short cache (n_kv <= 256): by heads when the 8 KV heads deal out evenly (2 or
+  // 4 workers: one KV head with its 4 query heads a unit, no combine pass), split KV when not
+  // (3 workers).
+  a = llama_descs(1, 256);
+  for (uint32_t threads : {2u, 4u}) {
+    ASSERT_EQ(htp_fa_plan(a.dst, a.q, a.k, a.k, &a.mask, nullptr, threads, 8u << 20, &p), HTP_OK);
+    EXPECT_EQ(p.flags, 0u) << threads << " threads";
+    EXPECT_EQ(p.n_units, 8u) << threads << " threads";
+    EXPECT_EQ(p.head_group, 4u) << threads << " threads";
+    EXPECT_EQ(p.q_tile, 1u) << threads << " threads";
+  }
+  ASSERT_EQ(htp_fa_plan(a.dst, a.q, a.k, a.k, &a.mask, nullptr, 3, 8u << 20, &p), HTP_OK);
+  EXPECT_EQ(p.flags, static_cast<uint32_t>(HTP_FA_SPLIT_KV));
+  EXPECT_EQ(p.n_units, 3u);
+  // One step longer than the short cache: split KV again.
+  a = llama_descs(1, 257);
+  ASSERT_EQ(htp_fa_plan(a.dst, a.q, a.k, a.k, &a.mask, nullptr, 2, 8u << 20, &p), HTP_OK);
+  EXPECT_EQ(p.flags, static_cast<uint32_t>(HTP_FA_SPLIT_KV));
   // Prefill: the 4 query heads of a KV head x 32 queries = 128 rows share each K/V block.
   a = llama_descs(512, 512);
   ASSERT_EQ(htp_fa_plan(a.dst, a.q, a.k, a.k, &a.mask, nullptr, 2, 8u << 20, &p), HTP_OK);

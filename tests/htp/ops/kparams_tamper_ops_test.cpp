@@ -222,45 +222,49 @@ TEST_F(HtpKparamsTamper, RopeWithAndWithoutYarn) {
 }
 
 TEST_F(HtpKparamsTamper, FlashAttnDecodeSplitAndPrefill) {
-  const uint32_t d = 64, h = 4, hk = 2, n_kv = 256;
-  for (uint32_t n_q : {1u, 16u}) {
-    for (float max_bias : {0.0f, 8.0f}) {
-      b_ = BatchBuilder();
-      next_ = 0;
-      const uint16_t q = tensor(HTP_TYPE_F32, {d, n_q, h, 1});
-      // K and V as the KV cache holds them: the heads of a position side by side in one row.
-      auto kv = [&] {
-        const uint16_t i = tensor(HTP_TYPE_F16, {d * hk, n_kv, 1, 1});
-        htp_tensor& k = b_.tensors[i];
-        k.ne[0] = d;
-        k.ne[1] = n_kv;
-        k.ne[2] = hk;
-        k.nb[1] = d * hk * 2;
-        k.nb[2] = d * 2;
-        k.nb[3] = d * hk * 2 * n_kv;
-        return i;
-      };
-      const uint16_t k = kv(), v = kv();
-      const uint16_t mask = tensor(HTP_TYPE_F16, {n_kv, n_q, 1, 1});
-      const uint16_t y = tensor(HTP_TYPE_F32, {d, h, n_q, 1});
-      htp_op_desc& op = b_.op(HTP_OP_FLASH_ATTN_EXT, y, {q, k, v, mask});
-      op.params[0] = f_bits(0.125f);
-      op.params[1] = f_bits(max_bias);
-      op.params[2] = f_bits(max_bias > 0.0f ? 30.0f : 0.0f);  // softcap
-      htp_fa_params p{};
-      p.softcap = max_bias > 0.0f ? 30.0f : 0.0f;
-      p.q_scale = p.softcap != 0.0f ? 0.125f / p.softcap : 0.125f;
-      std::vector<Skip> skip;
-      if (max_bias > 0.0f) {  // the ALiBi bases: libm, taken as sent
-        p.n_head_log2 = 4;
-        p.alibi_m0 = std::exp2(-max_bias / 4.0);
-        p.alibi_m1 = std::exp2(-max_bias / 2.0 / 4.0);
-        skip.push_back({offsetof(htp_fa_params, alibi_m0), offsetof(htp_fa_params, alibi_m1) + 8});
+  const uint32_t d = 64, h = 4, hk = 2;
+  // 256 keys: decode by heads where the 2 KV heads deal out evenly; 320 keys: split KV.
+  for (const uint32_t n_kv : {256u, 320u}) {
+    for (uint32_t n_q : {1u, 16u}) {
+      for (float max_bias : {0.0f, 8.0f}) {
+        b_ = BatchBuilder();
+        next_ = 0;
+        const uint16_t q = tensor(HTP_TYPE_F32, {d, n_q, h, 1});
+        // K and V as the KV cache holds them: the heads of a position side by side in one row.
+        auto kv = [&] {
+          const uint16_t i = tensor(HTP_TYPE_F16, {d * hk, n_kv, 1, 1});
+          htp_tensor& k = b_.tensors[i];
+          k.ne[0] = d;
+          k.ne[1] = n_kv;
+          k.ne[2] = hk;
+          k.nb[1] = d * hk * 2;
+          k.nb[2] = d * 2;
+          k.nb[3] = d * hk * 2 * n_kv;
+          return i;
+        };
+        const uint16_t k = kv(), v = kv();
+        const uint16_t mask = tensor(HTP_TYPE_F16, {n_kv, n_q, 1, 1});
+        const uint16_t y = tensor(HTP_TYPE_F32, {d, h, n_q, 1});
+        htp_op_desc& op = b_.op(HTP_OP_FLASH_ATTN_EXT, y, {q, k, v, mask});
+        op.params[0] = f_bits(0.125f);
+        op.params[1] = f_bits(max_bias);
+        op.params[2] = f_bits(max_bias > 0.0f ? 30.0f : 0.0f);  // softcap
+        htp_fa_params p{};
+        p.softcap = max_bias > 0.0f ? 30.0f : 0.0f;
+        p.q_scale = p.softcap != 0.0f ? 0.125f / p.softcap : 0.125f;
+        std::vector<Skip> skip;
+        if (max_bias > 0.0f) {  // the ALiBi bases: libm, taken as sent
+          p.n_head_log2 = 4;
+          p.alibi_m0 = std::exp2(-max_bias / 4.0);
+          p.alibi_m1 = std::exp2(-max_bias / 2.0 / 4.0);
+          skip.push_back({offsetof(htp_fa_params, alibi_m0), offsetof(htp_fa_params, alibi_m1) + 8});
+        }
+        ASSERT_EQ(htp_fa_plan(t(y), t(q), t(k), t(v), &t(mask), nullptr, threads(), vtcm(), &p), HTP_OK);
+        const bool split = n_q == 1 && (n_kv > HTP_FA_SHORT_KV || hk % threads() != 0);
+        EXPECT_EQ((p.flags & HTP_FA_SPLIT_KV) != 0, split);
+        htp_kparams_set(&op, p);
+        expect_tampering_refused(sizeof p, skip);
       }
-      ASSERT_EQ(htp_fa_plan(t(y), t(q), t(k), t(v), &t(mask), nullptr, threads(), vtcm(), &p), HTP_OK);
-      EXPECT_EQ((p.flags & HTP_FA_SPLIT_KV) != 0, n_q == 1);
-      htp_kparams_set(&op, p);
-      expect_tampering_refused(sizeof p, skip);
     }
   }
 }
