@@ -27,35 +27,41 @@ struct glu_job {
   htp_status status[HTP_MAX_THREADS];
 };
 
-// Rows of the chunk split evenly; each row's columns of this device (its gate / up tiles) are
+// The chunk's rows split evenly; each row's columns of this device (its gate / up tiles) are
 // computed into its VTCM gate row (or straight into DDR in zero-copy mode) and written back
-// through the worker's FIFO.
+// through the worker's FIFO. With fewer rows than workers (decode: one row) each row's columns
+// are split too, in whole 128-byte lines, so that no worker idles through the GLU.
 void glu_worker(unsigned n, unsigned w, void* data) {
   auto* j = (glu_job*)data;
   const mm_job& m = *j->part0;
   const uint32_t rows = m.chunk_end - m.chunk0;
   const uint32_t c0 = m.tile0 * kHtpTileRows, cols = htp_min(m.tile_end * kHtpTileRows, m.s.m) - c0;
-  const uint32_t r_begin = (uint32_t)((uint64_t)rows * w / n), r_end = (uint32_t)((uint64_t)rows * (w + 1) / n);
+  const uint32_t lines = (cols + 31) / 32;
+  const uint32_t pieces = rows < n ? htp_min((n + rows - 1) / rows, lines) : 1;  // per row, none empty
+  const uint32_t items = rows * pieces;
+  const uint32_t i_begin = (uint32_t)((uint64_t)items * w / n), i_end = (uint32_t)((uint64_t)items * (w + 1) / n);
   j->status[w] = HTP_OK;
-  if (r_begin == r_end) return;
+  if (i_begin == i_end) return;
   dma_queue* q = &j->ctx->dma[w];
   trace_buf* tr = &j->ctx->trace[w];
   bool ok = true;
-  trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)r_begin);
-  for (uint32_t r = r_begin; r < r_end && ok; ++r) {
-    auto* g = (uint8_t*)(j->gate + (uint64_t)r * j->stride + (uint64_t)c0 * 4);
-    const auto* u = (const float*)(j->up + (uint64_t)r * j->stride + (uint64_t)c0 * 4);
-    uint8_t* dst = mm_out_row(m, *j->out, m.chunk0 + r) + (uint64_t)c0 * 4;
+  trace_begin(tr, HTP_EV_COMPUTE, (uint16_t)i_begin);
+  for (uint32_t i = i_begin; i < i_end && ok; ++i) {
+    const uint32_t r = i / pieces, piece = i % pieces;
+    const uint32_t cb = lines * piece / pieces * 32, ce = htp_min(cols, lines * (piece + 1) / pieces * 32);
+    auto* g = (uint8_t*)(j->gate + (uint64_t)r * j->stride + (uint64_t)(c0 + cb) * 4);
+    const auto* u = (const float*)(j->up + (uint64_t)r * j->stride + (uint64_t)(c0 + cb) * 4);
+    uint8_t* dst = mm_out_row(m, *j->out, m.chunk0 + r) + (uint64_t)(c0 + cb) * 4;
     const dma_view y = dma_queue_write_target(q, g, j->stride, dst, j->stride);
-    if (j->glu == HTP_OP_SWIGLU) j->vm->swiglu((const float*)g, u, (float*)y.ptr, cols);
-    else j->vm->geglu((const float*)g, u, (float*)y.ptr, cols);
+    if (j->glu == HTP_OP_SWIGLU) j->vm->swiglu((const float*)g, u, (float*)y.ptr, ce - cb);
+    else j->vm->geglu((const float*)g, u, (float*)y.ptr, ce - cb);
     if (dma_queue_depth(q) >= DMA_QUEUE_CAPACITY) dma_queue_pop(q);
-    ok &= dma_queue_push(q, dst, g, cols * 4);
+    ok &= dma_queue_push(q, dst, g, (ce - cb) * 4);
   }
-  trace_end(tr, HTP_EV_COMPUTE, (uint16_t)r_begin);
-  trace_begin(tr, HTP_EV_FLUSH, (uint16_t)r_end);
+  trace_end(tr, HTP_EV_COMPUTE, (uint16_t)i_begin);
+  trace_begin(tr, HTP_EV_FLUSH, (uint16_t)i_end);
   dma_queue_flush(q);
-  trace_end(tr, HTP_EV_FLUSH, (uint16_t)r_end);
+  trace_end(tr, HTP_EV_FLUSH, (uint16_t)i_end);
   j->status[w] = ok ? HTP_OK : HTP_ERR_INTERNAL;
 }
 
@@ -175,7 +181,7 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
     st = run_workers(ctx, mm_quant_worker, &jobs[0], jobs[0].status, p.cfg[0].quant_threads);
     if (st == HTP_OK) st = run_workers(ctx, parts_worker, &pj, pj.status, areas.n_threads);
     if (st == HTP_OK && ffn && jobs[0].tile0 != jobs[0].tile_end)
-      st = run_workers(ctx, glu_worker, &gj, gj.status, htp_min((uint32_t)p.cfg[0].n_threads, jobs[0].chunk_end - c0));
+      st = run_workers(ctx, glu_worker, &gj, gj.status, p.cfg[0].n_threads);
     if (st != HTP_OK) return st;
   }
   return HTP_OK;
