@@ -5,8 +5,9 @@
 // Work is split into units; a unit holds scaled Q rows for some queries and query heads in
 // VTCM and streams its KV heads' K/V blocks through two slots once, so each K/V block serves
 // every query row of the unit. Two ways to form units:
-// - by heads (prefill, and decode on a short cache): (query tile, sequence, KV head, head group). All the query heads of a
-//   KV head (unless that leaves workers idle) times a tile of queries share each K/V block.
+// - by heads (prefill, and decode on a short cache): (query tile, sequence, KV head, head
+//   group). All the query heads of a KV head (unless that leaves workers idle) times a tile of
+//   queries share each K/V block.
 // - split KV (decode past HTP_FA_SHORT_KV keys, or KV heads that do not deal out evenly to
 //   the workers; HTP_FA_SPLIT_KV): (sequence, KV chunk). A unit takes every head and
 //   every query and the K/V blocks c, c + n_chunks, ... of the cache; a K/V block is then one
@@ -31,7 +32,7 @@ inline constexpr uint32_t HTP_FA_TARGET_ROWS = 128;  // query rows (heads x quer
 inline constexpr uint32_t HTP_FA_MIN_ROWS = 32;      // rows kept before the K/V block shrinks
 inline constexpr uint32_t HTP_FA_BLOCK_KV = 64;      // K/V rows per block (shrinks to fit VTCM)
 inline constexpr uint32_t HTP_FA_SPLIT_MAX_Q = 8;    // split KV for at most this many queries
-inline constexpr uint32_t HTP_FA_SHORT_KV = 256;     // decode by heads up to this K/V length (see htp_fa_plan)
+inline constexpr uint32_t HTP_FA_SHORT_KV = 256;     // decode by heads up to this n_kv (htp_fa_plan)
 inline constexpr uint16_t HTP_FA_F16_NEG_INF = 0xfc00;
 // The products run on the vec layer's float tiles (htp/abi/tiles.h): Q as F32 8-row tiles
 // (the "weights", built once per unit) times K rows converted to F32 gives S^T; the
@@ -238,8 +239,8 @@ constexpr htp_status htp_fa_plan(const htp_tensor& dst, const htp_tensor& q, con
   // Decode: split KV when every worker gets at least one block, except on a short cache whose
   // KV heads deal out evenly to the workers: there by heads. A short cache (the graph pads
   // n_kv to 256) has 1..256 live keys, so split KV's chunks of 64-key blocks leave workers idle
-  // until the last block fills (qwen2.5-0.5b, 2 workers: FLASH_ATTN_EXT 23.8 -> 18.9 us mean
-  // over 128 tokens by heads), and it needs a combine pass.
+  // until the last block fills (qwen2.5-0.5b, 2 workers, 128 tokens: FLASH_ATTN_EXT 25.6 ->
+  // 20.8 us mean by heads, medians of 5 alternating runs), and it needs a combine pass.
   const bool heads_even = s.n_kv <= HTP_FA_SHORT_KV && gqa <= HTP_FA_MAX_HEADS &&
                           (uint64_t)s.n_seq * s.n_head_kv % max_threads == 0;
   if (htp_fa_split_ok(s) && !heads_even) {
