@@ -32,7 +32,8 @@ inline constexpr uint32_t HTP_FA_TARGET_ROWS = 128;  // query rows (heads x quer
 inline constexpr uint32_t HTP_FA_MIN_ROWS = 32;      // rows kept before the K/V block shrinks
 inline constexpr uint32_t HTP_FA_BLOCK_KV = 64;      // K/V rows per block (shrinks to fit VTCM)
 inline constexpr uint32_t HTP_FA_SPLIT_MAX_Q = 8;    // split KV for at most this many queries
-inline constexpr uint32_t HTP_FA_SHORT_KV = 256;     // decode by heads up to this n_kv (htp_fa_plan)
+// Decode by heads up to this n_kv where the KV heads deal out evenly (htp_fa_plan).
+inline constexpr uint32_t HTP_FA_SHORT_KV = 4 * HTP_FA_BLOCK_KV;
 inline constexpr uint16_t HTP_FA_F16_NEG_INF = 0xfc00;
 // The products run on the vec layer's float tiles (htp/abi/tiles.h): Q as F32 8-row tiles
 // (the "weights", built once per unit) times K rows converted to F32 gives S^T; the
@@ -236,12 +237,12 @@ constexpr htp_status htp_fa_plan(const htp_tensor& dst, const htp_tensor& q, con
   const uint32_t gqa = s.n_head / s.n_head_kv;
   uint32_t block_kv = s.n_kv < HTP_FA_BLOCK_KV ? s.n_kv : HTP_FA_BLOCK_KV;
 
-  // Decode: split KV when every worker gets at least one block, except on a short cache whose
-  // KV heads deal out evenly to the workers: there by heads. A short cache (the graph pads
-  // n_kv to 256) has 1..256 live keys, so split KV's chunks of 64-key blocks leave workers idle
-  // until the last block fills (qwen2.5-0.5b, 2 workers, 128 tokens: FLASH_ATTN_EXT 25.6 ->
-  // 20.8 us mean by heads, medians of 5 alternating runs), and it needs a combine pass.
-  const bool heads_even = s.n_kv <= HTP_FA_SHORT_KV && gqa <= HTP_FA_MAX_HEADS &&
+  // Decode: split KV when every worker gets at least one block, except on a short cache (a few
+  // blocks) whose KV heads deal out evenly to the workers: there by heads. Split KV deals whole
+  // blocks, so while few of a short cache's blocks hold live keys some workers idle, and it
+  // needs a combine pass (qwen2.5-0.5b, 2 workers, 128 tokens from an empty cache:
+  // FLASH_ATTN_EXT 25.6 -> 20.8 us mean by heads, medians of 5 alternating runs).
+  const bool heads_even = s.n_kv <= HTP_FA_SHORT_KV &&
                           (uint64_t)s.n_seq * s.n_head_kv % max_threads == 0;
   if (htp_fa_split_ok(s) && !heads_even) {
     for (;;) {

@@ -223,7 +223,8 @@ TEST_F(HtpKparamsTamper, RopeWithAndWithoutYarn) {
 
 TEST_F(HtpKparamsTamper, FlashAttnDecodeSplitAndPrefill) {
   const uint32_t d = 64, h = 4, hk = 2;
-  // 256 keys: decode by heads where the 2 KV heads deal out evenly; 320 keys: split KV.
+  // Decode on the session's 2 workers: by heads at 256 keys (the 2 KV heads deal out evenly),
+  // split KV at 320 keys.
   for (const uint32_t n_kv : {256u, 320u}) {
     for (uint32_t n_q : {1u, 16u}) {
       for (float max_bias : {0.0f, 8.0f}) {
@@ -260,8 +261,8 @@ TEST_F(HtpKparamsTamper, FlashAttnDecodeSplitAndPrefill) {
           skip.push_back({offsetof(htp_fa_params, alibi_m0), offsetof(htp_fa_params, alibi_m1) + 8});
         }
         ASSERT_EQ(htp_fa_plan(t(y), t(q), t(k), t(v), &t(mask), nullptr, threads(), vtcm(), &p), HTP_OK);
-        const bool split = n_q == 1 && (n_kv > HTP_FA_SHORT_KV || hk % threads() != 0);
-        EXPECT_EQ((p.flags & HTP_FA_SPLIT_KV) != 0, split);
+        ASSERT_EQ(threads(), 2u);
+        EXPECT_EQ((p.flags & HTP_FA_SPLIT_KV) != 0, n_q == 1 && n_kv == 320u);
         htp_kparams_set(&op, p);
         expect_tampering_refused(sizeof p, skip);
       }
