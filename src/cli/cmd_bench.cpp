@@ -134,6 +134,13 @@ std::string device_split(Engine& e) {
   return "-";
 }
 
+// "; 80% of the <what> probed beside each run (median of 3)", or "" without probes.
+std::string beside_note(const std::vector<double>& beside, const char* what) {
+  if (beside.empty()) return {};
+  return strprintf("; %.0f%% of the %s probed beside each run (median of %zu)", 100 * median(beside), what,
+                   beside.size());
+}
+
 // Where the HTP weight banks live and how much of them the host maps with 2 MiB pages (the
 // device reads them through the same page cache); empty on another backend.
 std::string weights_memory(Engine& e) {
@@ -173,7 +180,8 @@ int bench(const BenchOptions& o) {
     std::string devices;
     bool pp;
     double tps;
-    // tg: each run's GB/s over the read bandwidth probed just before and after it.
+    // Each run's rate over the machine's probed just before and after it: tg, GB/s over the
+    // read bandwidth; pp, GOP/s over the int8 dot rate.
     std::vector<double> beside;
   };
   std::vector<Row> rows;
@@ -207,9 +215,14 @@ int bench(const BenchOptions& o) {
       rows.push_back({threads, split, test[0] == 'p', s.mean, std::move(beside)});
     };
     if (o.n_prompt > 0) {
-      std::vector<double> tps;
-      for (int r = 0; r < o.reps; ++r) tps.push_back(bench_pp(*e, prompt));
-      print("pp", o.n_prompt, tps);
+      std::vector<double> tps, beside;
+      for (int r = 0; r < o.reps; ++r) {
+        const double before = o.no_roofline ? 0 : int8_gops_now(threads);
+        tps.push_back(bench_pp(*e, prompt));
+        const double now = o.no_roofline ? 0 : (before + int8_gops_now(threads)) / 2;
+        if (now > 0) beside.push_back(fpt * tps.back() / 1e9 / now);
+      }
+      print("pp", o.n_prompt, tps, std::move(beside));
     }
     if (o.n_gen > 0) {
       std::optional<ReadProbe> probe;
@@ -242,17 +255,17 @@ int bench(const BenchOptions& o) {
       const double pp_gops = fpt * row.tps / 1e9;
       if (row.pp && r.tile_int8_gops > 0)
         std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak (%.1f%% of the matrix unit's "
-                    "int8, %.1f%% of its bf16)\n",
+                    "int8, %.1f%% of its bf16)%s\n",
                     who.c_str(), fpt / 1e9, row.tps, pp_gops, 100 * pp_gops / r.int8_gops, 100 * pp_gops / r.tile_int8_gops,
-                    r.tile_bf16_gflops > 0 ? 100 * pp_gops / r.tile_bf16_gflops : 0.0);
+                    r.tile_bf16_gflops > 0 ? 100 * pp_gops / r.tile_bf16_gflops : 0.0,
+                    beside_note(row.beside, "int8 rate").c_str());
       else if (row.pp)
-        std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak\n", who.c_str(), fpt / 1e9,
-                    row.tps, pp_gops, r.int8_gops > 0 ? 100 * pp_gops / r.int8_gops : 0.0);
+        std::printf("    pp%s: %.2f GFLOP/token x %.2f t/s = %.1f GFLOP/s = %.0f%% of int8 peak%s\n", who.c_str(), fpt / 1e9,
+                    row.tps, pp_gops, r.int8_gops > 0 ? 100 * pp_gops / r.int8_gops : 0.0, beside_note(row.beside, "int8 rate").c_str());
       else
-        std::printf("    tg%s: %.1f MB/token x %.2f t/s = %.1f GB/s = %.0f%% of read bandwidth (%.0f%% of the 4 KiB-page figure); "
-                    "%.0f%% of the bandwidth probed beside each run (median of %zu)\n",
+        std::printf("    tg%s: %.1f MB/token x %.2f t/s = %.1f GB/s = %.0f%% of read bandwidth (%.0f%% of the 4 KiB-page figure)%s\n",
                     who.c_str(), bpt / 1e6, row.tps, bpt * row.tps / 1e9, 100 * bpt * row.tps / 1e9 / r.read_gbps,
-                    100 * bpt * row.tps / 1e9 / r.read_gbps_4k, 100 * median(row.beside), row.beside.size());
+                    100 * bpt * row.tps / 1e9 / r.read_gbps_4k, beside_note(row.beside, "bandwidth").c_str());
     }
   }
   return 0;

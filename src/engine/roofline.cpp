@@ -235,6 +235,15 @@ double probe_rate(int threads, const Probe& p, int64_t iters) {
   }
   return best;
 }
+
+// The best int8 dot instruction the CPU has (the CPU has AVX2).
+Probe best_dot_probe() {
+  const bool vnni512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni");
+  const bool vnni256 = __builtin_cpu_supports("avxvnni");
+  return vnni512   ? Probe{dp_zmm, 12 * 64 * 2, "AVX-512 VNNI vpdpbusd zmm"}
+         : vnni256 ? Probe{dp_ymm, 12 * 32 * 2, "AVX-VNNI vpdpbusd ymm"}
+                   : Probe{dp_maddubs, 12 * 32 * 2, "AVX2 vpmaddubsw"};
+}
 #endif
 
 uint64_t read_sum_scalar(const uint8_t* p, size_t bytes) {
@@ -321,8 +330,6 @@ Roofline measure_roofline(int threads) {
 #if defined(__x86_64__)
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const bool avx512 = __builtin_cpu_supports("avx512f");
-  const bool vnni512 = avx512 && __builtin_cpu_supports("avx512vnni");
-  const bool vnni256 = avx2 && __builtin_cpu_supports("avxvnni");
 #else
   const bool avx2 = false;
 #endif
@@ -335,9 +342,7 @@ Roofline measure_roofline(int threads) {
 #if defined(__x86_64__)
   // The best int8 dot instruction the CPU has, and the widest F32 FMA.
   constexpr int64_t kIters = 10'000'000;
-  const Probe dot = vnni512   ? Probe{dp_zmm, 12 * 64 * 2, "AVX-512 VNNI vpdpbusd zmm"}
-                    : vnni256 ? Probe{dp_ymm, 12 * 32 * 2, "AVX-VNNI vpdpbusd ymm"}
-                              : Probe{dp_maddubs, 12 * 32 * 2, "AVX2 vpmaddubsw"};
+  const Probe dot = best_dot_probe();
   const Probe fma = avx512 ? Probe{fma_zmm, 12 * 16 * 2, "AVX-512 vfmadd231ps zmm"}
                            : Probe{fma_ymm, 12 * 8 * 2, "AVX2 vfmadd231ps ymm"};
   if (avx2) {
@@ -358,6 +363,20 @@ Roofline measure_roofline(int threads) {
 #endif
   (void)avx2;
   return r;
+}
+
+double int8_gops_now(int threads) {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
+  const Probe dot = best_dot_probe();
+  // 30 G ops per thread: ~40 ms for vpdpbusd zmm, ~0.1 s for vpmaddubsw (rates seen).
+  const int64_t iters = static_cast<int64_t>(30e9 / dot.ops_per_iter);
+  const double seconds = run_parallel(threads, [&](int) { dot.fn(iters); });
+  return threads * dot.ops_per_iter * static_cast<double>(iters) / seconds / 1e9;
+#else
+  (void)threads;
+  return 0;
+#endif
 }
 
 }  // namespace hexllm

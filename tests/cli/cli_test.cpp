@@ -116,13 +116,17 @@ TEST(Cli, BenchAblationTablesEveryVariant) {
   expect_error(run("bench -m '" + tiny_model() + "' -p 16 -n 4 --ablate --device ref"), "--ablate");
 }
 
-// The roofline: the machine's peaks, and tg also against the bandwidth probed beside each of
-// its runs (one figure per repetition).
-TEST(Cli, BenchRooflineProbesBesideEveryGenerationRun) {
-  const CliResult r = run("bench -m '" + tiny_model() + "' -p 0 -n 4 -r 3 -t 1");
+// The roofline: the machine's peaks, and each run also against what the machine gave beside it
+// (one figure per repetition): tg against the read bandwidth, pp against the int8 dot rate
+// (where the CPU has an int8 probe: x86 with AVX2).
+TEST(Cli, BenchRooflineProbesBesideEveryRun) {
+  const CliResult r = run("bench -m '" + tiny_model() + "' -p 16 -n 4 -r 3 -t 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("1 thread: read bandwidth "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("of the bandwidth probed beside each run (median of 3)"), std::string::npos) << r.out;
+  const bool int8_probe = r.out.find("int8 dot peak 0 GOP/s") == std::string::npos;
+  EXPECT_EQ(r.out.find("of the int8 rate probed beside each run (median of 3)") != std::string::npos, int8_probe)
+      << r.out;
 }
 
 // --htp-devices 1,2 with -t 2: one row per device count, the two threads divided among them.
