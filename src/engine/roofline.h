@@ -26,9 +26,10 @@ struct Roofline {
 Roofline measure_roofline(int threads);
 
 // The int8 dot rate (GOP/s, the roofline's instruction) that `threads` threads get now, by wall
-// clock over ~40 ms (vpdpbusd zmm; ~0.1 s for vpmaddubsw); 0 where there is no int8 probe. Taken beside each prompt-processing run:
-// on a shared machine what a core gives moves by tens of percent within minutes (another
-// guest on its sibling hyperthread), and the roofline's best of 3 is what it gave at its best.
+// clock over ~40 ms (vpdpbusd zmm; ~0.1 s for vpmaddubsw); 0 where there is no int8 probe.
+// Taken beside each prompt-processing run: on a shared machine what a core gives moves by tens
+// of percent within minutes (another guest on its sibling hyperthread), and the roofline's best
+// of 3 is what it gave at its best.
 double int8_gops_now(int threads);
 
 // `threads` readers streaming their shares of a 1 GiB buffer, mapped and touched once, so that
