@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -135,6 +136,7 @@ class ProcessTransport final : public Transport {
 
 void ProcessTransport::start() {
   std::memset(ctl_, 0, sizeof(wire::Control));
+  ctl_->host_cpu = -1;
   seq_ = 0;
   device_serial_.fill(0);
   window_.forget();
@@ -301,7 +303,9 @@ htp_status ProcessTransport::call(void* message, size_t bytes) {
   const uint32_t seq = ++seq_;
   __atomic_store_n(&ctl_->doorbell, seq, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&ctl_->device_sleeping, __ATOMIC_SEQ_CST) != 0) wire::futex_wake(&ctl_->doorbell);
-  return wait_done(seq, msg, bytes);
+  const htp_status st = wait_done(seq, msg, bytes);
+  __atomic_store_n(&ctl_->host_cpu, sched_getcpu(), __ATOMIC_RELAXED);  // the device keeps off it
+  return st;
 }
 
 htp_status ProcessTransport::wait_done(uint32_t seq, uint8_t* msg, size_t bytes) {

@@ -43,6 +43,12 @@ void proc_futex_wake_shared(uint32_t* addr, uint32_t n_waiters);
 
 int proc_pid();
 
+// The CPU the calling thread runs on, or -1 where the platform cannot tell.
+int proc_current_cpu();
+// Moves the calling thread to another CPU it may run on, off `cpu`, and leaves it free to run
+// anywhere it could before. false when it cannot (one CPU allowed, no affinity calls).
+bool proc_move_off_cpu(int cpu);
+
 // Writes the whole string to stderr (best effort).
 void proc_write_stderr(const char* s, size_t len);
 

@@ -151,6 +151,25 @@ void proc_futex_wake_shared(uint32_t* addr, uint32_t n_waiters) {
 
 int proc_pid() { return hx::sys(hx::SYS_getpid); }
 
+int proc_current_cpu() {
+  uint32_t cpu = 0;
+  return hx::failed(hx::sys(hx::SYS_getcpu, &cpu, 0, 0)) ? -1 : (int)cpu;
+}
+
+bool proc_move_off_cpu(int cpu) {
+  uint32_t allowed[32] = {}, others[32];  // room for 1024 CPUs
+  const int32_t bytes = hx::sys(hx::SYS_sched_getaffinity, 0, sizeof allowed, allowed);
+  if (hx::failed(bytes) || cpu < 0 || cpu >= bytes * 8) return false;
+  bool any = false;
+  for (int i = 0; i < 32; ++i) {
+    others[i] = i == cpu / 32 ? allowed[i] & ~(1u << cpu % 32) : allowed[i];
+    any |= others[i] != 0;
+  }
+  // The narrowed mask moves the thread now; the old one, put back, does not move it again.
+  if (!any || hx::failed(hx::sys(hx::SYS_sched_setaffinity, 0, bytes, others))) return false;
+  return !hx::failed(hx::sys(hx::SYS_sched_setaffinity, 0, bytes, allowed));
+}
+
 void proc_write_stderr(const char* s, size_t len) {
   while (len > 0) {
     const int32_t n = hx::sys(hx::SYS_write, 2, s, len);

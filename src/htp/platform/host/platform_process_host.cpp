@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -114,6 +115,19 @@ void proc_write_stderr(const char* s, size_t len) {
     s += n;
     len -= (size_t)n;
   }
+}
+
+int proc_current_cpu() { return sched_getcpu(); }
+
+bool proc_move_off_cpu(int cpu) {
+  cpu_set_t allowed;
+  if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+  cpu_set_t others = allowed;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) == 0) return false;
+  // The narrowed mask moves the thread now; the old one, put back, does not move it again.
+  if (sched_setaffinity(0, sizeof others, &others) != 0) return false;
+  return sched_setaffinity(0, sizeof allowed, &allowed) == 0;
 }
 
 }  // namespace hexllm::htp
