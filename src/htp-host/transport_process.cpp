@@ -293,6 +293,7 @@ htp_status ProcessTransport::call(void* message, size_t bytes) {
   ctl_->message_size = bytes;
   ctl_->n_steps = static_cast<uint32_t>(steps_.size());
   for (size_t i = 0; i < steps_.size(); ++i) ctl_->steps[i] = {steps_[i].bank, steps_[i].map};
+  ctl_->wake_op = expect_ns_ != 0 ? wire::tail_start(expect_op_ns_, kWakeEarly) : HTP_NO_INDEX;
   // The response's seq shows that the batch started, its op counter progress and the op in
   // flight; both are cleared so that a stale response cannot pass for this call's.
   if (htp_response* rsp = response_of(msg, bytes, opts_.mdev_idx)) {

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include <span>
+
 #include "htp/wire/htp_wire.h"
 
 namespace hexllm::htp_host::wire {
@@ -25,6 +27,14 @@ inline void futex_wait(uint32_t* addr, uint32_t expected, uint64_t timeout_ns) {
   syscall(SYS_futex, addr, FUTEX_WAIT, expected, timeout_ns != 0 ? &ts : nullptr, nullptr, 0);
 }
 inline void futex_wake(uint32_t* addr) { syscall(SYS_futex, addr, FUTEX_WAKE, 1, nullptr, nullptr, 0); }
+
+// Control::wake_op for ops planned to take op_ns: the first op of the batch's last `lead` ns
+// (HTP_NO_INDEX when the last op alone takes longer: a wake-up at its start would come early).
+inline uint32_t tail_start(std::span<const uint64_t> op_ns, uint64_t lead) {
+  size_t i = op_ns.size();
+  for (uint64_t tail = 0; i > 0 && tail + op_ns[i - 1] <= lead; --i) tail += op_ns[i - 1];
+  return i < op_ns.size() ? static_cast<uint32_t>(i) : HTP_NO_INDEX;
+}
 
 // Sends `len` bytes with `n_fds` descriptors attached (SCM_RIGHTS: how banks reach the device),
 // retrying on EINTR; returns what sendmsg returned.

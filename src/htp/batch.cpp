@@ -173,6 +173,7 @@ htp_status run_ops(htp_session* s, uint8_t* msg, const htp_batch_header& h, htp_
       // The op reads (or overwrites) what another device wrote: all devices finish the ops before it.
       if (s->mdev.count > 1 && (s->op.flags & HTP_OPF_FENCE) != 0)
         st = fence_barrier(fence, s->mdev, h.fence_seq + i, &s->trace[0], &rsp->fence_ns);
+      if (s->op_start != nullptr) s->op_start(s->op_start_arg, i);
       const uint64_t start = platform_time_ns();
       // Every family computes its own device's share (ops/ops.h), device 0 alone where it cannot split.
       const bool skip = (s->op.flags & HTP_OPF_SKIP_COMPUTE) != 0;

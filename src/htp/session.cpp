@@ -80,6 +80,11 @@ void htp_session_close(htp_session* s) {
   platform_mem_unmap(s, sizeof(htp_session));
 }
 
+void htp_session_on_op_start(htp_session* s, htp_op_start_fn fn, void* arg) {
+  s->op_start = fn;
+  s->op_start_arg = arg;
+}
+
 void htp_session_hwinfo(const htp_session* s, htp_hwinfo* out) {
   *out = {HTP_ABI_VERSION, s->config.n_threads, s->vtcm.size,     s->config.dma_mode,
           s->config.window_size, s->config.max_tensors, s->config.n_banks};

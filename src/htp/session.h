@@ -47,6 +47,11 @@ void htp_session_hwinfo(const htp_session* s, htp_hwinfo* out);
 // mapped banks would exceed the window; the previous mapping stays in place then.
 htp_status htp_session_map_bank(htp_session* s, uint32_t bank, uint8_t* base, uint64_t size);
 
+// Called on the calling thread of htp_session_process as op `op` of a batch starts: where the
+// transport tells its host how far a batch has come (it must return quickly).
+using htp_op_start_fn = void (*)(void* arg, uint32_t op);
+void htp_session_on_op_start(htp_session* s, htp_op_start_fn fn, void* arg);
+
 // Runs one batch message (8-byte aligned, `size` bytes). Writes the response into the
 // message whenever its header part is in bounds, and returns the batch status.
 htp_status htp_session_process(htp_session* s, void* message, size_t size);

@@ -19,6 +19,8 @@ struct htp_session {
   uint32_t pad;
   htp_mdev mdev;              // this device in its group (count 1: alone)
   htp_op_desc op;             // the op being run, copied out of the message
+  htp_op_start_fn op_start;   // called as each op starts (nullptr: none)
+  void* op_start_arg;
   trace_buf trace[HTP_MAX_THREADS];
   dma_queue dma[HTP_MAX_THREADS];
   work_queue wq;

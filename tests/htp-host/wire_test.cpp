@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "htp-host/batch_builder.h"
 #include "htp-host/pool.h"
@@ -324,6 +325,18 @@ TEST(HtpWire, TheDeviceExitsOnCommandOrWhenTheHostGoes) {
     const int st = d.wait_exit();
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
   }
+}
+
+// The op whose start wakes a sleeping host: the first of the batch's last `lead` ns.
+TEST(HtpWire, TailStartIsTheFirstOpOfTheLastLead) {
+  const std::vector<uint64_t> ops = {5000, 100, 11000, 90, 60};  // ns
+  EXPECT_EQ(wire::tail_start(ops, 150), 3u);  // 90 + 60 fits exactly
+  EXPECT_EQ(wire::tail_start(ops, 149), 4u);
+  EXPECT_EQ(wire::tail_start(ops, 59), HTP_NO_INDEX);  // the last op alone is longer
+  EXPECT_EQ(wire::tail_start(ops, 10999), 3u);
+  EXPECT_EQ(wire::tail_start(ops, 11150), 2u);
+  EXPECT_EQ(wire::tail_start(ops, 1u << 30), 0u);
+  EXPECT_EQ(wire::tail_start({}, 1000), HTP_NO_INDEX);
 }
 
 }  // namespace

@@ -223,6 +223,41 @@ TEST(HtpSession, StopsAtFirstFailingOp) {
   EXPECT_EQ(op_ns(msg)[2], 0u);
 }
 
+// The op-start hook (how the process transport wakes its host near a batch's end) sees every op
+// start in order, each after the op before it finished, and none past a failed op.
+TEST(HtpSession, OpStartHookSeesEachOpAfterTheOneBefore) {
+  Bank bank(64 << 10);
+  Session sess(bank, 2, HTP_DMA_INLINE, 1 << 20);
+  struct Seen {
+    Bank* bank;
+    std::vector<uint32_t> ops;
+    std::vector<float> x_at_start;
+  } seen{&bank, {}, {}};
+  htp_session_on_op_start(sess.s, [](void* arg, uint32_t op) {
+    auto* s = static_cast<Seen*>(arg);
+    s->ops.push_back(op);
+    s->x_at_start.push_back(s->bank->f32(0)[5]);
+  }, &seen);
+  BatchBuilder b;
+  const uint16_t x = b.tensor(0, 0, HTP_TYPE_F32, {8, 2, 1, 1});
+  const uint16_t odd = b.tensor(0, 2048, HTP_TYPE_F32, {3, 2, 1, 1});
+  b.op(HTP_OP_ADD, x, {x, x});
+  b.op(HTP_OP_ADD, x, {x, x});
+  b.op(HTP_OP_ADD, x, {x, odd});  // refused: rows of 3 cannot repeat to rows of 8
+  b.op(HTP_OP_ADD, x, {x, x});
+  for (size_t i = 0; i < 4; ++i) b.set_binary_params(i, sess.hw);
+  bank.f32(0)[5] = 1.0f;
+  std::vector<uint64_t> msg = b.build();
+  EXPECT_EQ(process(sess.s, msg), HTP_ERR_INVALID_PARAMS);
+  EXPECT_EQ(seen.ops, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(seen.x_at_start, (std::vector<float>{1.0f, 2.0f, 4.0f}));
+
+  htp_session_on_op_start(sess.s, nullptr, nullptr);  // off again: nothing more is seen
+  std::vector<uint64_t> again = b.build();
+  EXPECT_EQ(process(sess.s, again), HTP_ERR_INVALID_PARAMS);
+  EXPECT_EQ(seen.ops.size(), 3u);
+}
+
 TEST(HtpSession, SkipComputeRunsNoKernel) {
   Bank bank(64 << 10);
   Session sess(bank, 1, HTP_DMA_INLINE, 1 << 20);

@@ -16,7 +16,7 @@
 namespace hexllm::htp::wire {
 
 // Bumped whenever a struct or rule in this file changes (the ABI version covers src/htp/abi).
-inline constexpr uint32_t kWireVersion = 3;  // 2: the device's place in its group; 3: host_cpu
+inline constexpr uint32_t kWireVersion = 3;  // 2: the device's place in its group; 3: host_cpu, wake_op
 inline constexpr uint32_t kHelloMagic = 0x4f4c4548;  // "HELO"
 inline constexpr uint32_t kReplyMagic = 0x594c5052;  // "RPLY"
 inline constexpr uint32_t kBanksMagic = 0x534b4e42;  // "BNKS"
@@ -94,7 +94,8 @@ struct alignas(64) Control {
   uint64_t message_size;
   uint32_t n_steps;
   int32_t host_cpu;          // the host thread's CPU when it saw the last call end (-1: none yet)
-  uint32_t pad0[6];
+  uint32_t wake_op;          // the device wakes a sleeping host as this op starts (none: HTP_NO_INDEX)
+  uint32_t pad0[5];
   Step steps[HTP_MAX_BANKS * 2];
   alignas(64) uint32_t done;  // the device sets it to the doorbell value it finished
   uint32_t host_sleeping;     // set by the host while it waits in the futex
