@@ -130,6 +130,7 @@ int32_t Sampler::sample(std::span<const float> logits) {
     if (k < penalized_.size()) offer({penalized_[k], penalized_logits_[k]}, n_keep, &entry), id = end + 1;
   }
   if (scratch_.empty()) fail("sampler: every one of the %zu logits is NaN", logits.size());
+  std::sort_heap(scratch_.begin(), scratch_.end(), by_logit);
   return draw();
 }
 
@@ -150,18 +151,34 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   penalize(logits);
   const size_t n_keep = keep(logits.size());
   if (best.size() < std::min(logits.size(), n_keep + penalized_.size())) return sample(logits);
+  if (penalized_.empty() && take_in_order(logits, best, n_keep)) return draw();
   scratch_.clear();
   float entry = -INFINITY;
   for (int32_t id : best)
     if (!std::binary_search(penalized_.begin(), penalized_.end(), id))
       offer({id, logits[static_cast<size_t>(id)]}, n_keep, &entry);
   for (size_t k = 0; k < penalized_.size(); ++k) offer({penalized_[k], penalized_logits_[k]}, n_keep, &entry);
+  std::sort_heap(scratch_.begin(), scratch_.end(), by_logit);
   return draw();
+}
+
+// A device's TOP_K lists its ids best first: with nothing penalized, the first n_keep are then
+// the candidates in order, and no heap is built (this runs once per token, on cold caches).
+// False when `best` is out of order.
+bool Sampler::take_in_order(std::span<const float> logits, std::span<const int32_t> best, size_t n_keep) {
+  scratch_.clear();
+  Candidate prev{};
+  for (size_t i = 0; i < best.size(); ++i) {
+    const Candidate c{best[i], logits[static_cast<size_t>(best[i])]};
+    if (i > 0 && !by_logit(prev, c)) return false;
+    if (i < n_keep) scratch_.push_back(c);
+    prev = c;
+  }
+  return true;
 }
 
 int32_t Sampler::draw() {
   std::vector<Candidate>& c = scratch_;
-  std::sort_heap(c.begin(), c.end(), by_logit);
   if (params_.temperature <= 0.0f) return c.front().id;
 
   // Probabilities at temperature 1 decide the top-p and min-p cuts (as llama.cpp does).

@@ -56,7 +56,9 @@ class Sampler {
   // Offers x to the best keep() so far (a heap whose front is the worst kept); `entry` is the
   // logit a newcomer must reach once it is full.
   void offer(Candidate x, size_t keep, float* entry);
-  // The pick from the best candidates in scratch_ (a heap of offer()).
+  // Fills scratch_ with the first n_keep of `best` when the whole list is in by_logit order.
+  bool take_in_order(std::span<const float> logits, std::span<const int32_t> best, size_t n_keep);
+  // The pick from the best candidates in scratch_, sorted by_logit.
   int32_t draw();
 
   SamplerParams params_;

@@ -171,6 +171,25 @@ TEST(Sampler, BestIdsGiveThePicksOfTheWholeRow) {
   }
 }
 
+// A device lists its best ids best first, which lets the sampler skip its heap; a list in any
+// other order (here reversed, or two neighbours swapped) still gives the whole row's pick.
+TEST(Sampler, BestIdsInAnyOrderGiveThePicksOfTheWholeRow) {
+  SamplerParams p = plain(0.8f);
+  p.top_k = 40, p.top_p = 0.95f, p.min_p = 0.05f;
+  const int32_t n_vocab = 3000;
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  for (int32_t i = 0; i < n_vocab; ++i) logits[static_cast<size_t>(i)] = static_cast<float>((i * 7919) % 1000) / 150.0f;
+  for (int order = 0; order < 3; ++order) {
+    Sampler whole(p, n_vocab), from_best(p, n_vocab);
+    for (int step = 0; step < 50; ++step) {
+      std::vector<int32_t> best = best_ids(logits, from_best.best_ids_wanted());
+      if (order == 1) std::reverse(best.begin(), best.end());
+      if (order == 2) std::swap(best[10], best[11]);
+      ASSERT_EQ(from_best.sample(logits, best), whole.sample(logits)) << "order " << order << " step " << step;
+    }
+  }
+}
+
 // Too few best ids, or a NaN among them: the whole row decides, never the list.
 TEST(Sampler, BestIdsThatCannotDecideFallBackToTheWholeRow) {
   std::vector<float> logits(5000, 0.0f);
