@@ -45,7 +45,9 @@ constexpr uint64_t kSpin = 2'000;                       // ns
 // (p25-p75) on a loaded 2-vCPU VM, and polling the end took 3-6 us. The device time of one
 // decode batch varies by milliseconds from call to call there, so with the last call's op
 // times the host re-estimates the end from the ops done so far each time it wakes, sleeping
-// three quarters of what is left each time (about four wake-ups per call).
+// three quarters of what is left each time (about four wake-ups per call). A long op running
+// late can outlast the poll: the device also wakes a sleeping host as the planned last
+// kWakeEarly starts (Control::wake_op).
 constexpr uint64_t kWakeEarly = 300'000;                // ns
 constexpr uint64_t kPollLate = 1'000'000;               // ns
 constexpr int kHandshakeMs = 20'000;                    // a device that does not answer hello
