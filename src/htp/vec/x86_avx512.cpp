@@ -6,9 +6,9 @@
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; only called after
 // htp_vec_select() has seen those features and the OS's ZMM state support.
 #define VEC_DOT 2
-// GEMV reads 4 weight streams per thread here (zpairs); with 4 streams, 2 KiB ahead measured
-// ~5% faster than 4 KiB on 4 KiB pages (the single-stream ymm kernels keep 4 KiB).
-#define VEC_PREFETCH 2048
+// The ymm GEMV (AMD) reads one weight stream and prefetches 4 KiB ahead: on a Zen 5, 2 KiB (the
+// zmm GEMV's distance, kZPrefetch) lost 2-10% of whole-model generation and 1 KiB more.
+#define VEC_PREFETCH 4096
 // GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
 // pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -177,14 +177,6 @@ struct zact {
   int32_t zs;  // -kZero * sum, or the bits of d * (float)sum for formats with a min
 };
 
-// GEMV (one activation row) streams both tiles of a pair from memory: prefetch each ahead, as
-// the ymm GEMV does (x86_kernels.h).
-template <uint32_t Bytes>
-VEC_INLINE void zprefetch(const uint8_t* b0, const uint8_t* b1) {
-  prefetch_block<Bytes>(b0);
-  prefetch_block<Bytes>(b1);
-}
-
 // Prefetch `dist` bytes past b0 and b1 (the GEMV's run-time distance, see zgemm_cols).
 template <uint32_t Bytes>
 VEC_INLINE void zprefetch_at(const uint8_t* b0, const uint8_t* b1, size_t dist) {
@@ -192,6 +184,14 @@ VEC_INLINE void zprefetch_at(const uint8_t* b0, const uint8_t* b1, size_t dist) 
     _mm_prefetch((const char*)b0 + dist + off, _MM_HINT_T0);
     _mm_prefetch((const char*)b1 + dist + off, _MM_HINT_T0);
   }
+}
+
+// The zmm GEMV (one activation row) reads 4 weight streams per thread (zpairs) and prefetches
+// each ahead; with 4 streams, 2 KiB ahead measured ~5% faster than 4 KiB on 4 KiB pages (Xeon).
+constexpr size_t kZPrefetch = 2048;
+template <uint32_t Bytes>
+VEC_INLINE void zprefetch(const uint8_t* b0, const uint8_t* b1) {
+  zprefetch_at<Bytes>(b0, b1, kZPrefetch);
 }
 
 // K blocks per pass over the row tiles: the interleaved activations of NC rows (NC x 40 bytes per
@@ -298,7 +298,7 @@ void zgemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* 
       // never past the last tile pair (that would read another worker's unit).
       size_t pf = 0;
       if constexpr (NC == 1)
-        if (rb < 2 * kPrefetch && nb <= kChunk) pf = t + 4 * NP <= 2 * n_pairs ? 2 * NP * rb : 0;
+        if (rb < 2 * kZPrefetch && nb <= kChunk) pf = t + 4 * NP <= 2 * n_pairs ? 2 * NP * rb : 0;
       zpairs<P, NC, NP>(w + t * rb + (size_t)kb * kBB, rb, buf, nbc, acc, pf);
       for (int p = 0; p < NP; p++)
         for (int c = 0; c < NC; c++)
