@@ -6,9 +6,8 @@
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; only called after
 // htp_vec_select() has seen those features and the OS's ZMM state support.
 #define VEC_DOT 2
-// The ymm GEMV (AMD) reads one weight stream and prefetches 4 KiB ahead: on a Zen 5, 2 KiB (the
-// zmm GEMV's distance, kZPrefetch) lost 2-10% of whole-model generation and 1 KiB more.
-#define VEC_PREFETCH 4096
+// The ymm GEMV (AMD) reads one weight stream and keeps x86_kernels.h's 4 KiB prefetch distance:
+// on a Zen 5, 2 KiB (the zmm GEMV's, kZPrefetch) lost 2-10% of whole-model generation.
 // GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
 // pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
 #if defined(__GNUC__) && !defined(__clang__)
