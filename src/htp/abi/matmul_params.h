@@ -9,8 +9,9 @@
 //   MUL_MAT_ID) are processed in CHUNKS of act_rows. Per chunk:
 //     run 1: quant_threads workers quantize the chunk's rows, in pieces of quant_blocks K blocks,
 //            DDR -> DMA -> VTCM staging -> quantizer -> the shared ACT AREA;
-//     run 2: n_threads workers each own a balanced range of row tiles (or, for one segment of
-//            whole-K units, claim tile groups from a shared counter) and stream WEIGHT UNITS
+//     run 2: n_threads workers each own a balanced range of row tiles (for one segment of
+//            whole-K units, a worker done with its range then takes units from the back of
+//            another's) and stream WEIGHT UNITS
 //            (group_tiles row tiles x k_blocks K blocks) through a ring of n_prefetch slots; per
 //            unit one GEMV (1 act row) or GEMM (several) against the act rows of a SEGMENT (rows
 //            that share one weight slice and a uniform dst stride); outputs go through 2 out slots
@@ -271,15 +272,16 @@ constexpr htp_status htp_mm_params_build(uint32_t opcode, const htp_tensor& dst,
   const uint64_t tiles_per_thread = htp_mm_div_up(s.n_tiles, threads);
   uint64_t g_cap = tiles_per_thread;
   if (s.rows < HTP_MM_GEMM_MIN_ROWS && threads > 1) {
-    // Workers claim units (matmul.cpp): a few units each let the split follow the bandwidth
-    // each worker gets, as long as units stay large enough to amortize their overhead.
+    // Workers take units from each other (matmul.cpp): a few units each let the split follow
+    // the bandwidth each worker gets, as long as units stay large enough to amortize their
+    // overhead.
     const uint64_t quarter = htp_mm_div_up(tiles_per_thread, HTP_MM_GEMV_UNITS_PER_THREAD);
     const uint64_t floor_tiles = htp_mm_div_up(HTP_MM_GEMV_MIN_UNIT_BYTES, row_bytes);
     g_cap = quarter > floor_tiles ? quarter : floor_tiles;
     if (g_cap > tiles_per_thread) g_cap = tiles_per_thread;
   }
   if (g_max > g_cap) g_max = g_cap;
-  // x86 GEMV reads 4 row tiles at once (4 weight streams); a remainder is read in fewer
+  // The zmm GEMV (x86_avx512.cpp) reads 4 row tiles at once (4 weight streams); a remainder is read in fewer
   // streams, which is slower. HVX takes tiles one by one, so this costs it nothing.
   if (s.rows < HTP_MM_GEMM_MIN_ROWS && g_max > 4) g_max -= g_max % 4;
   if (g_max == 0) g_max = 1;

@@ -41,17 +41,39 @@ struct mm_job {
   uint64_t area_stride;
   const uint32_t* offs;   // ID: act row range of expert e = [offs[e], offs[e + 1])
   const uint32_t* pairs;  // ID: act row r is pair pairs[r] = i + n_used * t
-  // Dynamic split (one segment, whole-K units): workers claim tile groups from this counter
-  // instead of owning a fixed range, so a worker that gets less memory bandwidth or CPU than
-  // the other takes fewer units and both finish together. The last n_threads groups' tiles are
-  // claimed in smaller units (tail_tiles each), so the workers' last units end closer together.
+  // Dynamic split (one segment, whole-K units): each worker claims the units of its own range
+  // front to back, so its weights stay one contiguous stream, and a worker whose range is done
+  // takes units from the back of another's. The worker that gets less memory bandwidth or CPU
+  // then does less and both finish together. Each range's last group is cut into smaller units
+  // (tail_tiles each), so the steals at the end are small.
   bool dynamic;
-  uint32_t next_unit;
-  uint32_t full_units;  // units of group_tiles before the tail
   uint32_t tail_tiles;
+  uint32_t spans[HTP_MAX_THREADS];  // worker w's unclaimed units [front, back): front | back << 16
   uint32_t tile0, tile_end;  // this device's row tiles (output columns): all of them on one device
   htp_status status[HTP_MAX_THREADS];
 };
+
+// The dynamic split's units: worker w's range of row tiles, cut into units of group_tiles and
+// then, for at least the range's last group's worth of tiles, units of tail_tiles.
+inline htp_mdev_range mm_dynamic_range(const mm_job& j, unsigned w) {
+  return htp_worker_part({j.tile0, j.tile_end - j.tile0}, w, j.p.cfg.n_threads);
+}
+inline uint32_t mm_dynamic_full_units(const mm_job& j, uint32_t tiles) {
+  const uint32_t g = j.p.cfg.group_tiles;
+  return tiles > g ? (tiles - g) / g : 0;
+}
+inline uint32_t mm_dynamic_units(const mm_job& j, unsigned w) {
+  const uint32_t tiles = mm_dynamic_range(j, w).count, full = mm_dynamic_full_units(j, tiles);
+  return full + htp_mm_div_up(tiles - full * j.p.cfg.group_tiles, j.tail_tiles);
+}
+// Unit u of worker w's range, u < mm_dynamic_units(j, w).
+inline htp_mdev_range mm_dynamic_unit(const mm_job& j, unsigned w, uint32_t u) {
+  const htp_mdev_range r = mm_dynamic_range(j, w);
+  const uint32_t full = mm_dynamic_full_units(j, r.count), g = j.p.cfg.group_tiles;
+  const uint32_t at = u < full ? u * g : full * g + (u - full) * j.tail_tiles;
+  const uint32_t size = u < full ? g : j.tail_tiles;
+  return {r.start + at, size < r.count - at ? size : r.count - at};
+}
 
 // MUL_MAT act row r = n + N * (i2 + c2 * i3).
 struct mm_batch {

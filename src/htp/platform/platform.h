@@ -95,6 +95,11 @@ template <typename T>
 inline T atomic_fetch_sub(T* p, T v) {
   return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);
 }
+// Replaces *p with `desired` if it still holds `expected`; false (and *p untouched) otherwise.
+template <typename T>
+inline bool atomic_cas(T* p, T expected, T desired) {
+  return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
 template <typename T>
 inline T atomic_sub_release(T* p, T v) {
   return __atomic_fetch_sub(p, v, __ATOMIC_RELEASE);

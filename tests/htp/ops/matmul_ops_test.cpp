@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/fp16.h"
 #include "htp/abi/matmul_params.h"
+#include "htp/ops/matmul_impl.h"
 #include "op_harness.h"
 #include "quant/blocks.h"
 #include "quant/dequant.h"
@@ -99,6 +100,20 @@ TEST_P(HtpMatmulTypes, ViewsAndBroadcasts) {
     Tensor* x = graph::permute(t.ctx(), t.input(Type::F32, {k, 4, 2, 3}), 0, 2, 1, 3);  // [k, 2, 4, 3]
     return graph::mul_mat(t.ctx(), t.weight(type, {k, 11, 2, 3}), x);
   }, kNmse);
+}
+
+// Decode on 3 and 4 workers: each takes its own range's units, then steals units from the back
+// of the others' ranges, so a tile missed or computed twice under any timing would show (the
+// output's sentinels catch a missed one).
+TEST_P(HtpMatmulTypes, DecodeOnThreeAndFourWorkers) {
+  const Type type = GetParam();
+  const int64_t k = is_kquant(type) ? 256 : 96;
+  const std::vector<DeviceConfig> configs = {
+      {3, 8u << 20, HTP_DMA_ZERO_COPY}, {4, 8u << 20, HTP_DMA_ASYNC}, {3, 256u << 10, HTP_DMA_INLINE}};
+  for (int64_t m : {67, 1003, 4100})
+    expect_op_matches(label(type, k, m, 1), [&](OpTester& t) {
+      return graph::mul_mat(t.ctx(), t.weight(type, {k, m}), t.input(Type::F32, {k, 1}));
+    }, kNmse, configs);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, HtpMatmulTypes, ::testing::ValuesIn(kTypes),
@@ -238,6 +253,42 @@ TEST(HtpMatmulParams, BuilderAndCheckAgree) {
   ASSERT_EQ(htp_mm_params_build(HTP_OP_MUL_MAT, y, w, x, nullptr, 2, 256u << 10, &p), HTP_OK);
   EXPECT_LT(p.cfg.k_blocks, 8192u / 32);
   EXPECT_EQ(p.cfg.group_tiles, 1u);
+}
+
+// The dynamic split's plan: worker w's units cover its range of row tiles once, front to back,
+// none larger than a group, and the range's last group's worth of tiles (the units others
+// steal first) in units of at most tail_tiles.
+TEST(HtpMatmulParams, DynamicSplitUnitsCoverEachRangeInOrder) {
+  for (uint32_t tiles : {1u, 7u, 100u, 513u, 16032u})
+    for (uint32_t n : {2u, 3u, 4u})
+      for (uint32_t g : {1u, 4u, 14u})
+        for (uint32_t tail : {1u, 3u, 14u}) {
+          if (tail > g) continue;
+          htp::mm_job j{};
+          j.p.cfg.n_threads = static_cast<uint16_t>(n);
+          j.p.cfg.group_tiles = g;
+          j.tail_tiles = tail;
+          j.tile0 = 5;
+          j.tile_end = 5 + tiles;
+          const std::string what = "tiles " + std::to_string(tiles) + " workers " + std::to_string(n) + " group " +
+                                   std::to_string(g) + " tail " + std::to_string(tail);
+          uint32_t at = j.tile0;
+          for (unsigned w = 0; w < n; ++w) {
+            const htp_mdev_range r = htp::mm_dynamic_range(j, w);
+            ASSERT_EQ(r.start, at) << what;
+            const uint32_t end = r.start + r.count, last_group = end - std::min(g, r.count);
+            const uint32_t units = htp::mm_dynamic_units(j, w);
+            for (uint32_t u = 0; u < units; ++u) {
+              const htp_mdev_range x = htp::mm_dynamic_unit(j, w, u);
+              ASSERT_EQ(x.start, at) << what << " worker " << w << " unit " << u;
+              ASSERT_GE(x.count, 1u) << what;
+              ASSERT_LE(x.count, x.start >= last_group ? tail : g) << what << " worker " << w << " unit " << u;
+              at += x.count;
+            }
+            ASSERT_EQ(at, end) << what << " worker " << w;
+          }
+          EXPECT_EQ(at, j.tile_end) << what;
+        }
 }
 
 TEST(HtpMatmulParams, RefusesWhatItCannotRun) {
