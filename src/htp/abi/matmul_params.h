@@ -281,8 +281,8 @@ constexpr htp_status htp_mm_params_build(uint32_t opcode, const htp_tensor& dst,
     if (g_cap > tiles_per_thread) g_cap = tiles_per_thread;
   }
   if (g_max > g_cap) g_max = g_cap;
-  // The zmm GEMV (x86_avx512.cpp) reads 4 row tiles at once (4 weight streams); a remainder is read in fewer
-  // streams, which is slower. HVX takes tiles one by one, so this costs it nothing.
+  // The zmm GEMV (x86_avx512.cpp) reads 4 row tiles at once (4 weight streams); a remainder is
+  // read in fewer streams, which is slower. HVX takes tiles one by one, so this costs it nothing.
   if (s.rows < HTP_MM_GEMM_MIN_ROWS && g_max > 4) g_max -= g_max % 4;
   if (g_max == 0) g_max = 1;
 

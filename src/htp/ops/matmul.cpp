@@ -197,11 +197,11 @@ struct unit_iter {
       const unsigned owner = (w + i) % n;
       uint32_t* span = &j.spans[owner];
       for (uint32_t s = atomic_load_seq(span);; s = atomic_load_seq(span)) {
-        const uint32_t front = s & 0xffffu, back = s >> 16;
+        const uint32_t front = mm_span_front(s), back = mm_span_back(s);
         if (front >= back) break;
         const bool own = i == 0;
         const uint32_t u = own ? front : back - 1;
-        if (!atomic_cas(span, s, own ? s + 1 : s - (1u << 16))) continue;
+        if (!atomic_cas(span, s, own ? mm_span_pack(front + 1, back) : mm_span_pack(front, back - 1))) continue;
         const htp_mdev_range r = mm_dynamic_unit(j, owner, u);
         tile = r.start;
         tiles = r.count;
@@ -476,14 +476,15 @@ void mm_job_chunk(mm_job* j, uint32_t c0) {
   j->chunk0 = c0;
   j->chunk_end = c0 + htp_min(j->p.cfg.act_rows, j->s.rows - c0);
   j->dynamic = j->s.opcode == HTP_OP_MUL_MAT && j->n_kc == 1 && j->p.cfg.n_threads > 1 &&
-               c0 / j->s.seg_rows == (j->chunk_end - 1) / j->s.seg_rows && j->tile_end - j->tile0 < 0xffffu;
+               c0 / j->s.seg_rows == (j->chunk_end - 1) / j->s.seg_rows && j->tile_end - j->tile0 < kMmSpanLimit;
+  if (!j->dynamic) return;
   // Tail units: a quarter group, but at least the smallest unit that amortizes its overhead,
   // in whole 4-tile steps (the zmm GEMV's 4 weight streams; see htp_mm_params_build).
   const uint32_t g = j->p.cfg.group_tiles;
   const uint32_t floor_tiles = (uint32_t)((HTP_MM_GEMV_MIN_UNIT_BYTES + j->row_bytes - 1) / j->row_bytes);
   j->tail_tiles = htp_min(g, (htp_max((g + 3) / 4, floor_tiles) + 3) & ~3u);
   for (uint32_t w = 0; w < j->p.cfg.n_threads; ++w)
-    j->spans[w] = mm_dynamic_units(*j, w) << 16;
+    j->spans[w] = mm_span_pack(0, mm_dynamic_units(*j, w));
 }
 
 htp_status op_matmul(htp_op_ctx* ctx) {

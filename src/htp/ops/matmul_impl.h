@@ -48,10 +48,17 @@ struct mm_job {
   // (tail_tiles each), so the steals at the end are small.
   bool dynamic;
   uint32_t tail_tiles;
-  uint32_t spans[HTP_MAX_THREADS];  // worker w's unclaimed units [front, back): front | back << 16
+  uint32_t spans[HTP_MAX_THREADS];  // worker w's unclaimed units [front, back), mm_span_pack
   uint32_t tile0, tile_end;  // this device's row tiles (output columns): all of them on one device
   htp_status status[HTP_MAX_THREADS];
 };
+
+// A span packs two unit indices in one 32-bit word for one CAS: [front, back) = low, high half.
+// Row tile counts (and so unit counts) below kMmSpanLimit take the dynamic split.
+inline constexpr uint32_t kMmSpanLimit = 0xffffu;
+constexpr uint32_t mm_span_pack(uint32_t front, uint32_t back) { return front | back << 16; }
+constexpr uint32_t mm_span_front(uint32_t s) { return s & kMmSpanLimit; }
+constexpr uint32_t mm_span_back(uint32_t s) { return s >> 16; }
 
 // The dynamic split's units: worker w's range of row tiles, cut into units of group_tiles and
 // then, for at least the range's last group's worth of tiles, units of tail_tiles.

@@ -103,8 +103,9 @@ TEST_P(HtpMatmulTypes, ViewsAndBroadcasts) {
 }
 
 // Decode on 3 and 4 workers: each takes its own range's units, then steals units from the back
-// of the others' ranges, so a tile missed or computed twice under any timing would show (the
-// output's sentinels catch a missed one).
+// of the others' ranges; a tile no worker computed would keep the output's sentinel and fail the
+// comparison with the reference. (One computed twice gives the same values: the plan test below
+// checks that the units cover each range once.)
 TEST_P(HtpMatmulTypes, DecodeOnThreeAndFourWorkers) {
   const Type type = GetParam();
   const int64_t k = is_kquant(type) ? 256 : 96;
