@@ -19,6 +19,7 @@
 #include "htp-host/batch_builder.h"
 #include "htp-host/transport.h"
 #include "htp/abi/binary_params.h"
+#include "htp/vec/vec.h"
 
 namespace hexllm::htp_host {
 namespace {
@@ -133,6 +134,8 @@ TEST_F(HtpProcess, HandshakeReportsTheSession) {
   EXPECT_EQ(hw.n_threads, 2u);
   EXPECT_EQ(hw.vtcm_size, 1u << 20);
   EXPECT_EQ(hw.window_size, 16u << 20);
+  // The device process picks its kernels on this same CPU and environment.
+  EXPECT_EQ(hw.gemm_min_pass_rows, htp::htp_vec_select().gemm_min_pass_rows);
   EXPECT_STREQ(transport_->name(), "process");
   const int pid = transport_->device_pid();
   ASSERT_GT(pid, 0);

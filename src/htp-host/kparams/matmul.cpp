@@ -19,7 +19,8 @@ htp_status build_matmul(const OpBuild& b, htp_op_desc* op) {
     }
     t.ids = b.src[HTP_MMF_IDS_SRC];
     htp_mmf_params p{};
-    const htp_status st = htp_mmf_params_build(op->opcode, op->params, t, b.n_threads, b.vtcm_size, &p);
+    const htp_status st =
+        htp_mmf_params_build(op->opcode, op->params, t, b.n_threads, b.vtcm_size, &p, b.gemm_min_pass_rows);
     if (st == HTP_OK) htp_kparams_set(op, p);
     return st;
   }

@@ -19,5 +19,7 @@ struct htp_hwinfo {
   uint64_t window_size;  // bytes of banks that may be mapped at once
   uint32_t max_tensors;  // tensors per batch
   uint32_t n_banks;
+  uint32_t gemm_min_pass_rows;  // activation rows a GEMM pass over the weights should carry (0: any)
+  uint32_t reserved;
 };
-static_assert(sizeof(htp_hwinfo) == 32 && sizeof(htp_hwinfo) % 8 == 0, "htp_hwinfo layout");
+static_assert(sizeof(htp_hwinfo) == 40 && sizeof(htp_hwinfo) % 8 == 0, "htp_hwinfo layout");

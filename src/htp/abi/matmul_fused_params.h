@@ -28,7 +28,8 @@ inline constexpr uint32_t HTP_MMF_IDS_SRC = 7;
 // m = 8192), so a wide FFN gets short chunks, and each chunk streams the weights again. In
 // 8 MiB, llama-3.2-1b's FFN gets 95-row chunks at 1 worker and 70 at 2, and prompt processing
 // was 4-6% slower fused than unfused (whose chunks hold all 512 rows); qwen2.5-0.5b's gets 140
-// and 92, and was as fast fused. Decode's single row always fits.
+// and 92, and was as fast fused with the AVX-512 GEMM. A device may ask for longer chunks
+// (htp_hwinfo::gemm_min_pass_rows). Decode's single row always fits.
 inline constexpr uint32_t HTP_MMF_FFN_MIN_CHUNK_ROWS = 96;
 
 struct htp_mmf_params {
@@ -200,9 +201,12 @@ constexpr uint64_t htp_mmf_layout(const htp_mm_shape* shapes, uint32_t n_parts, 
 }
 
 // Host side (and the device's rebuild): each part's own matmul configuration, then the largest
-// shared chunk for which the parts and the op's extra buffers fit the arena.
+// shared chunk for which the parts and the op's extra buffers fit the arena. A dense FFN that
+// needs several chunks is refused below max(HTP_MMF_FFN_MIN_CHUNK_ROWS, gemm_min_pass_rows)
+// rows per chunk (the device's GEMM preference, htp_hwinfo).
 constexpr htp_status htp_mmf_params_build(uint32_t opcode, const int32_t* op_params, const htp_mmf_tensors& t,
-                                          uint32_t max_threads, uint32_t vtcm_size, htp_mmf_params* out) {
+                                          uint32_t max_threads, uint32_t vtcm_size, htp_mmf_params* out,
+                                          uint32_t gemm_min_pass_rows = 0) {
   htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
   htp_mmf_params p{};
   htp_status st = htp_mmf_shapes(opcode, op_params, t, shapes, &p.n_parts, &p.glu);
@@ -235,7 +239,9 @@ constexpr htp_status htp_mmf_params_build(uint32_t opcode, const int32_t* op_par
     else hi = mid - 1;
   }
   if (lo == 0) return HTP_ERR_VTCM_TOO_SMALL;
-  if (opcode == HTP_OP_MUL_MAT_FFN && lo < shapes[0].rows && lo < HTP_MMF_FFN_MIN_CHUNK_ROWS) return HTP_ERR_NO_SUPPORT;
+  const uint32_t min_chunk =
+      gemm_min_pass_rows > HTP_MMF_FFN_MIN_CHUNK_ROWS ? gemm_min_pass_rows : HTP_MMF_FFN_MIN_CHUNK_ROWS;
+  if (opcode == HTP_OP_MUL_MAT_FFN && lo < shapes[0].rows && lo < min_chunk) return HTP_ERR_NO_SUPPORT;
   htp_mmf_layout(shapes, p.n_parts, ffn, p.add_mask, lo, cfg, &p);
   for (uint32_t k = 0; k < p.n_parts; ++k) p.cfg[k] = cfg[k];
   *out = p;

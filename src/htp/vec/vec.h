@@ -51,6 +51,10 @@ struct vec_kernels {
   bool gemm_exact = true;
   // Which GEMV a table with two takes ("zmm GEMV" or "ymm GEMV" on avx512 and amx), else "".
   const char* gemv_variant = "";
+  // Activation rows per pass over the weights below which this table's GEMM loses to separate
+  // passes that each carry all rows (0: no preference); the host reads it from htp_hwinfo and
+  // does not form a fusion that would chunk the rows finer (amx converts the weights per pass).
+  uint32_t gemm_min_pass_rows = 0;
 
   const vec_mm_kernels& for_tile(uint32_t tile_type) const { return mm[tile_type - HTP_TILE_FIRST]; }
   vec_quant_fn quant_for_tile(uint32_t tile_type) const { return quant[htp_tile_info(tile_type).act]; }

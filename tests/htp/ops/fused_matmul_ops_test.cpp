@@ -304,6 +304,40 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
 }
 
+// A device whose GEMM wants passes of many activation rows (htp_hwinfo's gemm_min_pass_rows:
+// amx converts the weights on every pass) gets no FFN fusion that would split the rows into
+// shorter chunks; a chunk that holds every row still fuses, and so does decode.
+TEST(HtpFusedMatmul, FfnChunksHonourTheDevicesPassRows) {
+  const uint32_t tile = hexllm::htp::htp_tile_for(HTP_TYPE_Q4_0);
+  const uint32_t k = 4096, f = 8192;
+  const htp_tensor w = desc2d(tile, k, f, 18, k / 32 * 18, (uint32_t)hexllm::htp::htp_tiled_size(tile, f, k));
+  int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
+  auto build = [&](uint32_t n, uint32_t pass_rows, htp_mmf_params* p) {
+    const htp_tensor x = desc2d(HTP_TYPE_F32, k, n, 4, k * 4, k * n * 4);
+    const htp_tensor out = desc2d(HTP_TYPE_F32, f, n, 4, f * 4, f * n * 4);
+    htp_mmf_tensors t{};
+    t.x = &x;
+    t.w[0] = t.w[1] = &w;
+    t.out[0] = &out;
+    return htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 16u << 20, p, pass_rows);
+  };
+  htp_mmf_params p{};
+  // 16 MiB holds ~170 rows of gate and up results: 512 rows go in chunks of that size...
+  ASSERT_EQ(build(512, 0, &p), HTP_OK);
+  const uint32_t chunk = p.cfg[0].act_rows;
+  EXPECT_GE(chunk, HTP_MMF_FFN_MIN_CHUNK_ROWS);
+  EXPECT_LT(chunk, 512u);
+  EXPECT_EQ(build(512, chunk, &p), HTP_OK);
+  // ... unless the device wants longer passes than that.
+  EXPECT_EQ(build(512, chunk + 1, &p), HTP_ERR_NO_SUPPORT);
+  EXPECT_EQ(build(512, 384, &p), HTP_ERR_NO_SUPPORT);
+  // One chunk holds every row of a shorter batch, and decode's one row: both fuse.
+  ASSERT_EQ(build(chunk, 384, &p), HTP_OK);
+  EXPECT_EQ(p.cfg[0].act_rows, chunk);
+  ASSERT_EQ(build(1, 384, &p), HTP_OK);
+  EXPECT_EQ(p.cfg[0].act_rows, 1u);
+}
+
 // The plan of a mixed op: each part's own configuration (its tile's unit and ring bytes) fits
 // the op's arena; and a part whose activation format differs is refused by the builder.
 TEST(HtpFusedMatmul, QkvMixedParamsAccountForEachPartsTiles) {
