@@ -266,17 +266,33 @@ htp_tensor desc2d(uint32_t type, uint32_t ne0, uint32_t ne1, uint32_t nb0, uint3
   return t;
 }
 
+// A dense FFN's descriptors: Q4_0 gate and up weights (one tensor for both) of k x f, n rows of
+// F32 activations and the F32 GLU output.
+struct FfnDescs {
+  htp_tensor w, x, out;
+  FfnDescs(uint32_t k, uint32_t f, uint32_t n) {
+    const uint32_t tile = hexllm::htp::htp_tile_for(HTP_TYPE_Q4_0);
+    w = desc2d(tile, k, f, 18, k / 32 * 18, (uint32_t)hexllm::htp::htp_tiled_size(tile, f, k));
+    x = desc2d(HTP_TYPE_F32, k, n, 4, k * 4, k * n * 4);
+    out = desc2d(HTP_TYPE_F32, f, n, 4, f * 4, f * n * 4);
+  }
+  htp_mmf_tensors tensors() const {
+    htp_mmf_tensors t{};
+    t.x = &x;
+    t.w[0] = t.w[1] = &w;
+    t.out[0] = &out;
+    return t;
+  }
+};
+
 // A plan that does not fit VTCM is refused by the builder (the host then runs the ops unfused).
 TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
-  const uint32_t tile = hexllm::htp::htp_tile_for(HTP_TYPE_Q4_0);
-  const uint32_t k = 4096, f = 8192, n = 256;
-  const htp_tensor w = desc2d(tile, k, f, 18, k / 32 * 18, (uint32_t)hexllm::htp::htp_tiled_size(tile, f, k));
-  const htp_tensor x = desc2d(HTP_TYPE_F32, k, n, 4, k * 4, k * n * 4);
-  const htp_tensor out = desc2d(HTP_TYPE_F32, f, n, 4, f * 4, f * n * 4);
-  htp_mmf_tensors t{};
-  t.x = &x;
-  t.w[0] = t.w[1] = &w;
-  t.out[0] = &out;
+  const uint32_t n = 256;
+  const FfnDescs ffn(4096, 8192, n);
+  const htp_tensor& w = ffn.w;
+  const htp_tensor& x = ffn.x;
+  const htp_tensor& out = ffn.out;
+  htp_mmf_tensors t = ffn.tensors();
   int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
   htp_mmf_params p{};
   htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
@@ -293,10 +309,8 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   ASSERT_EQ(htp_mm_params_build(HTP_OP_MUL_MAT, out, w, x, nullptr, 2, 8u << 20, &part), HTP_OK);
   EXPECT_GE(part.cfg.act_rows, HTP_MMF_FFN_MIN_CHUNK_ROWS);
   // ... unless the chunk holds every row: a batch of 64 fuses in 8 MiB.
-  const htp_tensor x64 = desc2d(HTP_TYPE_F32, k, 64, 4, k * 4, k * 64 * 4);
-  const htp_tensor out64 = desc2d(HTP_TYPE_F32, f, 64, 4, f * 4, f * 64 * 4);
-  t.x = &x64;
-  t.out[0] = &out64;
+  const FfnDescs ffn64(4096, 8192, 64);
+  t = ffn64.tensors();
   ASSERT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_OK);
   EXPECT_EQ(p.cfg[0].act_rows, 64u);
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 64u << 10, &p), HTP_ERR_VTCM_TOO_SMALL);
@@ -308,18 +322,10 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
 // amx converts the weights on every pass) gets no FFN fusion that would split the rows into
 // shorter chunks; a chunk that holds every row still fuses, and so does decode.
 TEST(HtpFusedMatmul, FfnChunksHonourTheDevicesPassRows) {
-  const uint32_t tile = hexllm::htp::htp_tile_for(HTP_TYPE_Q4_0);
-  const uint32_t k = 4096, f = 8192;
-  const htp_tensor w = desc2d(tile, k, f, 18, k / 32 * 18, (uint32_t)hexllm::htp::htp_tiled_size(tile, f, k));
   int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
   auto build = [&](uint32_t n, uint32_t pass_rows, htp_mmf_params* p) {
-    const htp_tensor x = desc2d(HTP_TYPE_F32, k, n, 4, k * 4, k * n * 4);
-    const htp_tensor out = desc2d(HTP_TYPE_F32, f, n, 4, f * 4, f * n * 4);
-    htp_mmf_tensors t{};
-    t.x = &x;
-    t.w[0] = t.w[1] = &w;
-    t.out[0] = &out;
-    return htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 16u << 20, p, pass_rows);
+    const FfnDescs ffn(4096, 8192, n);
+    return htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, ffn.tensors(), 2, 16u << 20, p, pass_rows);
   };
   htp_mmf_params p{};
   // 16 MiB holds ~170 rows of gate and up results: 512 rows go in chunks of that size...
