@@ -289,9 +289,6 @@ struct FfnDescs {
 TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   const uint32_t n = 256;
   const FfnDescs ffn(4096, 8192, n);
-  const htp_tensor& w = ffn.w;
-  const htp_tensor& x = ffn.x;
-  const htp_tensor& out = ffn.out;
   htp_mmf_tensors t = ffn.tensors();
   int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
   htp_mmf_params p{};
@@ -306,7 +303,7 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   // the fusion is refused (the matmuls then run unfused, with chunks of their own).
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
   htp_mm_params part{};
-  ASSERT_EQ(htp_mm_params_build(HTP_OP_MUL_MAT, out, w, x, nullptr, 2, 8u << 20, &part), HTP_OK);
+  ASSERT_EQ(htp_mm_params_build(HTP_OP_MUL_MAT, ffn.out, ffn.w, ffn.x, nullptr, 2, 8u << 20, &part), HTP_OK);
   EXPECT_GE(part.cfg.act_rows, HTP_MMF_FFN_MIN_CHUNK_ROWS);
   // ... unless the chunk holds every row: a batch of 64 fuses in 8 MiB.
   const FfnDescs ffn64(4096, 8192, 64);
