@@ -15,7 +15,7 @@ struct OpBuild {
   const htp_tensor* dst_ext[HTP_MAX_DST - 1];  // a fused op's further outputs; nullptr where none
   uint32_t n_threads;  // the session's workers
   uint32_t vtcm_size;  // the session's VTCM bytes
-  uint32_t gemm_min_pass_rows;  // the session's GEMM preference (htp_hwinfo)
+  htp_gemm_prefs gemm;  // the session's GEMM preferences (htp_hwinfo)
 };
 
 // Each fills op->kparams (and may adjust op->params); opcode, params, src and dst are set by the

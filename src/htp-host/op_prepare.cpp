@@ -184,7 +184,7 @@ htp_status OpPreparer::prepare_desc(int32_t key_op, uint32_t opcode, OpBuilder b
   static_assert(sizeof(op.params) == sizeof(params_node.params), "op params are passed verbatim");
   std::memcpy(op.params, params, sizeof op.params);
   OpBuild b{params_node, {}, &out->dst, {dst_ext_ptr[0], dst_ext_ptr[1]}, hw.n_threads, hw.vtcm_size,
-             hw.gemm_min_pass_rows};
+             hw.gemm};
   for (uint32_t k = 0; k < HTP_MAX_SRC; ++k) b.src[k] = src_ptr[k];
   const htp_status st = build(b, &op);
   cache_.insert(key, {st, op});

@@ -88,7 +88,7 @@ void htp_session_on_op_start(htp_session* s, htp_op_start_fn fn, void* arg) {
 
 void htp_session_hwinfo(const htp_session* s, htp_hwinfo* out) {
   *out = {HTP_ABI_VERSION,       s->config.n_threads,   s->vtcm.size,     s->config.dma_mode,
-          s->config.window_size, s->config.max_tensors, s->config.n_banks, htp_vec_select().gemm_min_pass_rows, 0};
+          s->config.window_size, s->config.max_tensors, s->config.n_banks, htp_vec_select().gemm_prefs};
 }
 
 htp_status htp_session_map_bank(htp_session* s, uint32_t bank, uint8_t* base, uint64_t size) {

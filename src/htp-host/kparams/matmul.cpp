@@ -20,7 +20,7 @@ htp_status build_matmul(const OpBuild& b, htp_op_desc* op) {
     t.ids = b.src[HTP_MMF_IDS_SRC];
     htp_mmf_params p{};
     const htp_status st =
-        htp_mmf_params_build(op->opcode, op->params, t, b.n_threads, b.vtcm_size, &p, b.gemm_min_pass_rows);
+        htp_mmf_params_build(op->opcode, op->params, t, b.n_threads, b.vtcm_size, &p, b.gemm);
     if (st == HTP_OK) htp_kparams_set(op, p);
     return st;
   }
@@ -29,7 +29,7 @@ htp_status build_matmul(const OpBuild& b, htp_op_desc* op) {
   if (b.src[0] == nullptr || b.src[1] == nullptr || (is_id && b.src[2] == nullptr)) return HTP_ERR_NO_SUPPORT;
   htp_mm_params p{};
   const htp_status st = htp_mm_params_build(op->opcode, *b.dst, *b.src[0], *b.src[1], is_id ? b.src[2] : nullptr,
-                                            b.n_threads, b.vtcm_size, &p);
+                                            b.n_threads, b.vtcm_size, &p, b.gemm);
   if (st == HTP_OK) htp_kparams_set(op, p);
   return st;
 }

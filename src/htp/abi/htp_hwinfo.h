@@ -11,6 +11,12 @@ enum htp_dma_mode : uint32_t {
   HTP_DMA_MODE_COUNT
 };
 
+// How the device's GEMM wants its matmuls planned (its kernel table's choice).
+struct htp_gemm_prefs {
+  uint32_t min_pass_rows;  // activation rows a GEMM pass over the weights should carry (0: any)
+  uint32_t bf16_min_rows;  // act rows from which quantized matmuls take HTP_ACT_BF16 (0: never)
+};
+
 struct htp_hwinfo {
   uint32_t abi_version;
   uint32_t n_threads;
@@ -19,7 +25,6 @@ struct htp_hwinfo {
   uint64_t window_size;  // bytes of banks that may be mapped at once
   uint32_t max_tensors;  // tensors per batch
   uint32_t n_banks;
-  uint32_t gemm_min_pass_rows;  // activation rows a GEMM pass over the weights should carry (0: any)
-  uint32_t reserved;
+  htp_gemm_prefs gemm;
 };
 static_assert(sizeof(htp_hwinfo) == 40 && sizeof(htp_hwinfo) % 8 == 0, "htp_hwinfo layout");

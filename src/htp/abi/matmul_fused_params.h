@@ -203,10 +203,10 @@ constexpr uint64_t htp_mmf_layout(const htp_mm_shape* shapes, uint32_t n_parts, 
 // Host side (and the device's rebuild): each part's own matmul configuration, then the largest
 // shared chunk for which the parts and the op's extra buffers fit the arena. A dense FFN that
 // needs several chunks is refused below max(HTP_MMF_FFN_MIN_CHUNK_ROWS, gemm_min_pass_rows)
-// rows per chunk (the device's GEMM preference, htp_hwinfo).
+// rows per chunk (gemm.min_pass_rows: the device's GEMM preferences, htp_hwinfo).
 constexpr htp_status htp_mmf_params_build(uint32_t opcode, const int32_t* op_params, const htp_mmf_tensors& t,
                                           uint32_t max_threads, uint32_t vtcm_size, htp_mmf_params* out,
-                                          uint32_t gemm_min_pass_rows = 0) {
+                                          const htp_gemm_prefs& gemm = {}) {
   htp_mm_shape shapes[HTP_MMF_MAX_PARTS] = {};
   htp_mmf_params p{};
   htp_status st = htp_mmf_shapes(opcode, op_params, t, shapes, &p.n_parts, &p.glu);
@@ -216,7 +216,7 @@ constexpr htp_status htp_mmf_params_build(uint32_t opcode, const int32_t* op_par
   for (uint32_t k = 0; k < p.n_parts; ++k) {
     htp_mm_params mp{};
     const htp_tensor part_dst = htp_mmf_is_ffn(opcode) ? htp_mmf_dense(*t.out[0]) : *t.out[k];
-    st = htp_mm_params_build(shapes[k].opcode, part_dst, *t.w[k], *t.x, t.ids, max_threads, vtcm_size, &mp);
+    st = htp_mm_params_build(shapes[k].opcode, part_dst, *t.w[k], *t.x, t.ids, max_threads, vtcm_size, &mp, gemm);
     if (st != HTP_OK) return st;
     cfg[k] = mp.cfg;
     cfg[k].quant_threads = cfg[0].quant_threads;  // one quantization run, part 0's
@@ -240,7 +240,7 @@ constexpr htp_status htp_mmf_params_build(uint32_t opcode, const int32_t* op_par
   }
   if (lo == 0) return HTP_ERR_VTCM_TOO_SMALL;
   const uint32_t min_chunk =
-      gemm_min_pass_rows > HTP_MMF_FFN_MIN_CHUNK_ROWS ? gemm_min_pass_rows : HTP_MMF_FFN_MIN_CHUNK_ROWS;
+      gemm.min_pass_rows > HTP_MMF_FFN_MIN_CHUNK_ROWS ? gemm.min_pass_rows : HTP_MMF_FFN_MIN_CHUNK_ROWS;
   if (opcode == HTP_OP_MUL_MAT_FFN && lo < shapes[0].rows && lo < min_chunk) return HTP_ERR_NO_SUPPORT;
   htp_mmf_layout(shapes, p.n_parts, ffn, p.add_mask, lo, cfg, &p);
   for (uint32_t k = 0; k < p.n_parts; ++k) p.cfg[k] = cfg[k];
@@ -264,7 +264,7 @@ inline htp_status htp_mmf_params_check(const htp_mmf_params& got, uint32_t opcod
     const htp_mm_config& c = got.cfg[k];
     if (c.n_threads > max_threads || c.quant_threads > max_threads) return HTP_ERR_INVALID_PARAMS;
     if (c.act_rows != got.cfg[0].act_rows || c.quant_threads != got.cfg[0].quant_threads ||
-        c.quant_blocks != got.cfg[0].quant_blocks)
+        c.quant_blocks != got.cfg[0].quant_blocks || c.act != got.cfg[0].act)
       return HTP_ERR_INVALID_PARAMS;
     cfg[k] = c;
     if (t.addend[k] != nullptr) {

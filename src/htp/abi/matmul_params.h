@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "htp/abi/fastdiv.h"
+#include "htp/abi/htp_hwinfo.h"
 #include "htp/abi/htp_limits.h"
 #include "htp/abi/htp_op.h"
 #include "htp/abi/htp_opcode.h"
@@ -76,7 +77,7 @@ struct htp_mm_config {
   uint16_t n_threads;      // matmul workers (at most the row tiles)
   uint16_t quant_threads;  // activation quantization workers
   uint16_t n_prefetch;     // weight ring slots per worker
-  uint16_t pad;
+  uint16_t act;            // htp_act_type of the act area: the tile's own, or HTP_ACT_BF16
   uint32_t group_tiles;    // row tiles per weight unit
   uint32_t k_blocks;       // K blocks per weight unit: n_blocks unless K is split (then group_tiles == 1)
   uint32_t quant_blocks;   // K blocks per quantization piece
@@ -176,9 +177,17 @@ constexpr htp_status htp_mm_shape_build(uint32_t opcode, const htp_tensor& dst, 
 
 constexpr bool htp_mm_shape_empty(const htp_mm_shape& s) { return s.rows == 0 || s.m == 0 || s.k == 0; }
 
-// Act row bytes of one K block (the act area is indexed per block when K is split).
-constexpr uint32_t htp_mm_act_block_bytes(uint32_t tile) {
-  return (uint32_t)hexllm::htp::htp_act_row_bytes(tile, hexllm::htp::htp_tile_info(tile).kblock);
+// Act row bytes of one K block in format `act` (the act area is indexed per block when K is split).
+constexpr uint32_t htp_mm_act_block_bytes(uint32_t tile, uint32_t act) {
+  return (uint32_t)hexllm::htp::htp_act_row_bytes(tile, hexllm::htp::htp_tile_info(tile).kblock, act);
+}
+
+// The act format for a matmul of `rows` act rows: bf16 where the device's GEMM asks for it
+// (quantized weights only), else the tile type's own.
+constexpr uint32_t htp_mm_act_format(uint32_t tile, uint32_t rows, const htp_gemm_prefs& gemm) {
+  const uint32_t own = hexllm::htp::htp_tile_info(tile).act;
+  const bool bf16 = own != hexllm::htp::HTP_ACT_F32 && gemm.bf16_min_rows != 0 && rows >= gemm.bf16_min_rows;
+  return bf16 ? (uint32_t)hexllm::htp::HTP_ACT_BF16 : own;
 }
 
 // Where the MUL_MAT_ID scratch sits, from its start `at`: expert offsets [n_slices + 1] (act row
@@ -205,18 +214,23 @@ constexpr htp_status htp_mm_params_make(const htp_mm_shape& s, const htp_mm_conf
   if (htp_mm_shape_empty(s)) return HTP_ERR_INVALID_PARAMS;
   if (c.n_threads == 0 || c.n_threads > HTP_MAX_THREADS || c.n_threads > s.n_tiles) return HTP_ERR_INVALID_PARAMS;
   if (c.quant_threads == 0 || c.quant_threads > HTP_MAX_THREADS) return HTP_ERR_INVALID_PARAMS;
-  if (c.n_prefetch == 0 || c.n_prefetch > HTP_MM_MAX_PREFETCH || c.pad != 0) return HTP_ERR_INVALID_PARAMS;
+  if (c.n_prefetch == 0 || c.n_prefetch > HTP_MM_MAX_PREFETCH) return HTP_ERR_INVALID_PARAMS;
   if (c.group_tiles == 0 || c.group_tiles > s.n_tiles) return HTP_ERR_INVALID_PARAMS;
   if (c.k_blocks == 0 || c.k_blocks > s.n_blocks || (c.k_blocks < s.n_blocks && c.group_tiles != 1))
     return HTP_ERR_INVALID_PARAMS;
   if (c.quant_blocks == 0 || c.quant_blocks > s.n_blocks) return HTP_ERR_INVALID_PARAMS;
   if (c.act_rows == 0 || c.act_rows > s.rows || c.seg_rows != s.seg_rows) return HTP_ERR_INVALID_PARAMS;
   const hexllm::htp::htp_tile_desc& td = htp_tile_info(s.tile);
+  if (c.act != td.act && (c.act != hexllm::htp::HTP_ACT_BF16 || td.act == hexllm::htp::HTP_ACT_F32))
+    return HTP_ERR_INVALID_PARAMS;
 
   htp_mm_params p{};
   for (int i = 0; i < 4; ++i) p.div[i] = htp_fastdiv_init(s.div[i]);
   p.cfg = c;
-  const uint64_t act_stride = htp_align_up((uint64_t)s.n_blocks * htp_mm_act_block_bytes(s.tile), HTP_VTCM_ALIGN);
+  uint64_t act_stride = htp_align_up((uint64_t)s.n_blocks * htp_mm_act_block_bytes(s.tile, c.act), HTP_VTCM_ALIGN);
+  // A bf16 GEMM reads 16 rows at a time (an AMX tile): at a stride of an even number of lines
+  // they share few L1 sets (one at 4 KiB), an odd number spreads them over 16.
+  if (c.act == hexllm::htp::HTP_ACT_BF16 && act_stride / HTP_VTCM_ALIGN % 2 == 0) act_stride += HTP_VTCM_ALIGN;
   const uint64_t slot = htp_align_up((uint64_t)c.group_tiles * c.k_blocks * td.block_bytes, HTP_VTCM_ALIGN);
   const uint64_t qslot = htp_align_up((uint64_t)c.quant_blocks * td.kblock * 4, HTP_VTCM_ALIGN);
   const uint64_t out_stride = (uint64_t)c.group_tiles * hexllm::htp::kHtpTileRows * 4;
@@ -250,12 +264,12 @@ constexpr htp_status htp_mm_params_make(const htp_mm_shape& s, const htp_mm_conf
   return HTP_OK;
 }
 
-// Host side: the configuration for this session (max_threads workers, vtcm_size bytes). Prefers,
-// in order: whole-K units, chunks of at least HTP_MM_MIN_CHUNK_ROWS act rows, 3 ring slots,
-// large units, all workers; then anything that fits.
+// Host side: the configuration for this session (max_threads workers, vtcm_size bytes, its GEMM's
+// preferences). Prefers, in order: whole-K units, chunks of at least HTP_MM_MIN_CHUNK_ROWS act
+// rows, 3 ring slots, large units, all workers; then anything that fits.
 constexpr htp_status htp_mm_params_build(uint32_t opcode, const htp_tensor& dst, const htp_tensor& src0,
                                          const htp_tensor& src1, const htp_tensor* ids, uint32_t max_threads,
-                                         uint32_t vtcm_size, htp_mm_params* out) {
+                                         uint32_t vtcm_size, htp_mm_params* out, const htp_gemm_prefs& gemm = {}) {
   htp_mm_shape s{};
   htp_status st = htp_mm_shape_build(opcode, dst, src0, src1, ids, &s);
   if (st != HTP_OK) return st;
@@ -286,15 +300,21 @@ constexpr htp_status htp_mm_params_build(uint32_t opcode, const htp_tensor& dst,
   if (s.rows < HTP_MM_GEMM_MIN_ROWS && g_max > 4) g_max -= g_max % 4;
   if (g_max == 0) g_max = 1;
 
-  for (int pass = 0; pass < 2; ++pass) {
-    const uint32_t min_rows = pass == 0 ? (s.rows < HTP_MM_MIN_CHUNK_ROWS ? s.rows : HTP_MM_MIN_CHUNK_ROWS) : 1;
+  // A device whose GEMM converts the weights on every pass over them (gemm.min_pass_rows) first
+  // gives up unit size for chunks of that many rows, and gets chunks of equal size: a short
+  // last chunk would pay the whole conversion for a few rows.
+  const bool pass_rows = gemm.min_pass_rows != 0;
+  for (int pass = pass_rows ? 0 : 1; pass < 3; ++pass) {
+    const uint32_t want = pass == 0 ? gemm.min_pass_rows : pass == 1 ? HTP_MM_MIN_CHUNK_ROWS : 1;
+    const uint32_t min_rows = s.rows < want ? s.rows : want;
     for (uint32_t nt = threads; nt >= 1; --nt) {
-      if (pass == 0 && nt != threads) break;
+      if (pass < 2 && nt != threads) break;
       htp_mm_config c{};
       c.n_threads = (uint16_t)nt;
+      c.act = (uint16_t)htp_mm_act_format(s.tile, s.rows, gemm);
       const uint64_t elems = (uint64_t)s.rows * s.k;
       const uint32_t qt = elems >= HTP_MM_QUANT_MIN_ELEMS ? (max_threads > HTP_MAX_THREADS ? HTP_MAX_THREADS : max_threads) : 1;
-      c.quant_threads = (uint16_t)(pass == 0 ? qt : (qt < nt ? qt : nt));
+      c.quant_threads = (uint16_t)(pass < 2 ? qt : (qt < nt ? qt : nt));
       // Quant pieces: bounded staging, and enough pieces that a few long rows still spread.
       uint32_t parts = htp_mm_div_up((uint64_t)s.n_blocks * td.kblock * 4, HTP_MM_QUANT_PIECE_BYTES);
       const uint32_t per_row = s.rows >= c.quant_threads ? 1 : htp_mm_div_up(c.quant_threads, s.rows);
@@ -318,8 +338,9 @@ constexpr htp_status htp_mm_params_build(uint32_t opcode, const htp_tensor& dst,
               if (htp_mm_params_make(s, c, &p, &bytes) == HTP_OK && bytes <= vtcm_size) lo = mid;
               else hi = mid - 1;
             }
-            if (lo >= min_rows && lo >= 1) {
-              c.act_rows = lo;
+            const uint32_t even = lo == 0 ? 0 : htp_mm_div_up(s.rows, htp_mm_div_up(s.rows, lo));
+            if ((pass == 0 ? even : lo) >= min_rows && lo >= 1) {
+              c.act_rows = pass_rows ? even : lo;
               uint64_t bytes = 0;
               return htp_mm_params_make(s, c, out, &bytes);
             }

@@ -82,7 +82,11 @@ enum htp_act_type : uint32_t {
   HTP_ACT_F32 = 0,     // f32, zero-padded to a multiple of 32
   HTP_ACT_Q8_32 = 1,   // htp_act_q8_32 blocks (Q8_0-like plus the integer block sum)
   HTP_ACT_Q8_256 = 2,  // htp_act_q8_256 blocks (Q8_K-like: sums per 16 and per 32)
-  HTP_ACT_TYPES = 3,
+  // bf16 (round to nearest even), K elements: a GEMM that multiplies in bf16 (AMX) loads its
+  // tiles of activation rows straight from these, where a Q8 block would need converting again
+  // for every weight unit. Only for quantized weights, on a device that asks for it (htp_hwinfo).
+  HTP_ACT_BF16 = 3,
+  HTP_ACT_TYPES = 4,
 };
 
 // Activation block for 32-element weight blocks: x[i] ~ d * q[i], sum = sum(q).
@@ -159,16 +163,21 @@ inline constexpr size_t htp_tiled_size(uint32_t t, uint32_t nrows, uint32_t k) {
   return (size_t)htp_tile_count(nrows) * htp_tile_row_bytes(t, k);
 }
 
-// Bytes of one quantized activation row of K elements for tile type t.
-inline constexpr size_t htp_act_row_bytes(uint32_t t, uint32_t k) {
-  switch (htp_tile_info(t).act) {
+// Bytes of one activation row of K elements in format `act` for tile type t.
+inline constexpr size_t htp_act_row_bytes(uint32_t t, uint32_t k, uint32_t act) {
+  switch (act) {
     case HTP_ACT_Q8_32:
       return (size_t)(k / 32) * sizeof(htp_act_q8_32);
     case HTP_ACT_Q8_256:
       return (size_t)(k / 256) * sizeof(htp_act_q8_256);
+    case HTP_ACT_BF16:
+      return (size_t)htp_tile_padded_k(t, k) * 2;
     default:
       return (size_t)htp_tile_padded_k(t, k) * 4;
   }
 }
+
+// The same in the tile type's own format (the one every kernel table takes).
+inline constexpr size_t htp_act_row_bytes(uint32_t t, uint32_t k) { return htp_act_row_bytes(t, k, htp_tile_info(t).act); }
 
 }  // namespace hexllm::htp

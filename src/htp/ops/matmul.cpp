@@ -265,7 +265,7 @@ struct mm_ring {
 // they do for quantized weights (vec.h). Float matrices are memory-bound, so GEMV's shape buys nothing.
 inline void multiply(const mm_job& j, const uint8_t* w, const uint8_t* act, uint32_t n_act, float* out,
                      uint32_t out_stride, uint32_t k, uint32_t nrows) {
-  if (n_act == 1 && !j.float_weights)
+  if (n_act == 1 && j.gemv != nullptr && !j.float_weights)
     j.gemv(w, act, out, k, nrows);
   else
     j.gemm(w, act, j.p.lay.act_stride, n_act, out, out_stride / 4, k, nrows);
@@ -505,7 +505,8 @@ htp_status op_matmul(htp_op_ctx* ctx) {
   if (st != HTP_OK) return st;
 
   mm_job job;
-  mm_job_init(&job, ctx, s, p, ctx->src[0], ctx->src[1], ctx->dst, is_id ? ctx->src[2] : nullptr);
+  st = mm_job_init(&job, ctx, s, p, ctx->src[0], ctx->src[1], ctx->dst, is_id ? ctx->src[2] : nullptr);
+  if (st != HTP_OK) return st;
   if (is_id) {
     st = mm_route_ids(&job);
     if (st != HTP_OK) return st;

@@ -125,8 +125,9 @@ htp_status op_matmul_fused(htp_op_ctx* ctx) {
   for (uint32_t k = 0; k < n_parts; ++k) {
     const htp_mm_params& mp = mps[k];
     mm_job& j = jobs[k];
-    mm_job_init(&j, ctx, shapes[k], mp, ctx->src[1 + k], ctx->src[0], outs[ffn ? 0 : k],
-                ctx->src[HTP_MMF_IDS_SRC]);
+    st = mm_job_init(&j, ctx, shapes[k], mp, ctx->src[1 + k], ctx->src[0], outs[ffn ? 0 : k],
+                     ctx->src[HTP_MMF_IDS_SRC]);
+    if (st != HTP_OK) return st;
     j.area_offset = areas.offset;
     j.area_stride = areas.stride;
     if (ffn) {

@@ -24,7 +24,7 @@ struct mm_job {
   bool addend_bcast;      // one row for every output row; else dst's layout
   uint8_t* addend_area;   // worker w's staging at addend_area + w * addend_bytes
   uint32_t addend_bytes;
-  vec_gemv_fn gemv;
+  vec_gemv_fn gemv;       // nullptr with bf16 activations: every batch takes the GEMM
   vec_gemm_fn gemm;
   vec_quant_fn quant;
   bool float_weights;
@@ -114,11 +114,15 @@ inline uint8_t* mm_out_row(const mm_job& j, const tensor_ref& t, uint32_t r) {
 }
 
 // Fills the fields every job derives from its shape, params, tensors and kernels (the fused
-// fields cleared); `p` must have passed its check.
-inline void mm_job_init(mm_job* j, const htp_op_ctx* ctx, const htp_mm_shape& s, const htp_mm_params& p,
-                 const tensor_ref* w, const tensor_ref* x, const tensor_ref* d, const tensor_ref* ids) {
+// fields cleared); `p` must have passed its check. Fails when this device's kernels lack the
+// params' activation format (bf16 from a host that misread htp_hwinfo).
+inline htp_status mm_job_init(mm_job* j, const htp_op_ctx* ctx, const htp_mm_shape& s, const htp_mm_params& p,
+                              const tensor_ref* w, const tensor_ref* x, const tensor_ref* d, const tensor_ref* ids) {
   const vec_kernels& vk = htp_vec_select();
   const htp_tile_desc& td = htp_tile_info(s.tile);
+  const bool bf16 = p.cfg.act == HTP_ACT_BF16;
+  if (bf16 && (vk.for_tile(s.tile).gemm_bf16 == nullptr || vk.quant[HTP_ACT_BF16] == nullptr))
+    return HTP_ERR_NO_SUPPORT;
   j->ctx = ctx;
   j->s = s;
   j->p = p;
@@ -132,13 +136,13 @@ inline void mm_job_init(mm_job* j, const htp_op_ctx* ctx, const htp_mm_shape& s,
   j->addend_bcast = false;
   j->addend_area = nullptr;
   j->addend_bytes = 0;
-  j->gemv = vk.for_tile(s.tile).gemv;
-  j->gemm = vk.for_tile(s.tile).gemm;
-  j->quant = vk.quant_for_tile(s.tile);
+  j->gemv = bf16 ? nullptr : vk.for_tile(s.tile).gemv;
+  j->gemm = bf16 ? vk.for_tile(s.tile).gemm_bf16 : vk.for_tile(s.tile).gemm;
+  j->quant = vk.quant[p.cfg.act];
   j->float_weights = htp_tile_is_float(s.tile);
   j->kblock = td.kblock;
   j->block_bytes = td.block_bytes;
-  j->act_block = htp_mm_act_block_bytes(s.tile);
+  j->act_block = htp_mm_act_block_bytes(s.tile, p.cfg.act);
   j->q_parts = (s.n_blocks + p.cfg.quant_blocks - 1) / p.cfg.quant_blocks;
   j->n_kc = (s.n_blocks + p.cfg.k_blocks - 1) / p.cfg.k_blocks;
   j->row_bytes = htp_tile_row_bytes(s.tile, s.k);
@@ -149,6 +153,7 @@ inline void mm_job_init(mm_job* j, const htp_op_ctx* ctx, const htp_mm_shape& s,
   j->pairs = nullptr;
   j->tile0 = 0;
   j->tile_end = s.n_tiles;
+  return HTP_OK;
 }
 // Sets the chunk [c0, c0 + act_rows) for the next runs.
 void mm_job_chunk(mm_job* j, uint32_t c0);

@@ -80,6 +80,19 @@ void quant_f32(const float* x, uint8_t* act, uint32_t k) {
   for (uint32_t i = 0; i < kp; i++) y[i] = i < k ? x[i] : 0.0f;
 }
 
+// bf16 rounded to nearest even, as AVX512-BF16's vcvtne2ps2bf16 (the amx table's quantizer)
+// does: denormal inputs become zero of their sign, NaNs stay quiet NaNs of their sign.
+void quant_bf16(const float* x, uint8_t* act, uint32_t k) {
+  auto* y = (uint16_t*)act;
+  for (uint32_t i = 0; i < k; i++) {
+    uint32_t u;
+    __builtin_memcpy(&u, &x[i], 4);
+    if ((u & 0x7f800000u) == 0) u &= 0x80000000u;
+    if ((u & 0x7fffffffu) > 0x7f800000u) y[i] = (uint16_t)((u >> 16) | 0x40);
+    else y[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+}
+
 // ---- float weights -------------------------------------------------------------------------
 
 template <uint32_t T>
@@ -222,7 +235,7 @@ constexpr vec_kernels kGeneric = {
      entry<HTP_TILE_F16_X8>(), entry<HTP_TILE_BF16_X8>(), entry<HTP_TILE_Q5_0_X8>(),
      entry<HTP_TILE_Q5_1_X8>(), entry<HTP_TILE_Q4_K_X8>(), entry<HTP_TILE_Q5_K_X8>(),
      entry<HTP_TILE_Q6_K_X8>()},
-    {quant_f32, quant_q8_32, quant_q8_256},
+    {quant_f32, quant_q8_32, quant_q8_256, quant_bf16},
 };
 static_assert(HTP_TILE_END - HTP_TILE_FIRST == 13, "kGeneric lists every tile type");
 

@@ -24,7 +24,7 @@ bool vec_isa_known(const char* name) {
 
 const vec_kernels* vec_isa_best_exact() {
   for (const char* n : kVecIsaNames)
-    if (const vec_kernels* k = vec_isa_kernels(n); k != nullptr && k->gemm_exact) return k;
+    if (const vec_kernels* k = vec_isa_kernels(n); k != nullptr && k->gemm_exact()) return k;
   return &vec_generic_kernels();
 }
 

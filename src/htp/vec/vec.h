@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htp/abi/htp_hwinfo.h"
 #include "htp/abi/tiles.h"
 
 namespace hexllm::htp {
@@ -33,29 +34,33 @@ using vec_gemv_fn = void (*)(const uint8_t* w, const uint8_t* act, float* dst, u
 using vec_gemm_fn = void (*)(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact,
                              float* dst, size_t dst_stride, uint32_t k, uint32_t nrows);
 
-// Activation quantizer: k floats -> htp_act_row_bytes(tile type, k) bytes. k is a multiple of the
+// Activation quantizer: k floats -> htp_act_row_bytes(tile type, k, format) bytes. k is a multiple of the
 // block (32 or 256) for the quantized formats; HTP_ACT_F32 zero-pads to a multiple of 32.
 using vec_quant_fn = void (*)(const float* x, uint8_t* act, uint32_t k);
 
 struct vec_mm_kernels {
   vec_gemv_fn gemv;
   vec_gemm_fn gemm;
+  // The GEMM over HTP_ACT_BF16 activation rows (any nact), or nullptr: quantized weights only;
+  // sums in bf16 products and f32, so within bf16 rounding of the exact block sums above.
+  vec_gemm_fn gemm_bf16 = nullptr;
 };
 
 struct vec_kernels {
   const char* name;  // one of kVecIsaNames, or "hvx"
   vec_mm_kernels mm[kHtpTileTypes];
   vec_quant_fn quant[HTP_ACT_TYPES];
-  // The quantized-weight GEMMs give the block-exact sums above (bit-identical to the generic
-  // kernels); false for a table whose GEMMs compute in bf16 (amx: within bf16 rounding).
-  bool gemm_exact = true;
   // Which GEMV a table with two takes ("zmm GEMV" or "ymm GEMV" on avx512 and amx), else "".
   const char* gemv_variant = "";
-  // Activation rows per pass over the weights below which this table's GEMM loses to separate
-  // passes that each carry all rows (0: no preference); the host reads it from htp_hwinfo and
-  // does not form a fusion that would chunk the rows finer (amx converts the weights per pass).
-  uint32_t gemm_min_pass_rows = 0;
+  // What the host should plan for (it reads them from htp_hwinfo): min_pass_rows, the act rows
+  // per pass over the weights below which this table's GEMM loses to separate passes that each
+  // carry all rows (the host then forms no fusion that chunks the rows finer; amx converts the
+  // weights per pass); bf16_min_rows, the act rows from which quantized matmuls take bf16
+  // activations and gemm_bf16 (0 for a table without one).
+  htp_gemm_prefs gemm_prefs{0, 0};
 
+  // Every quantized-weight GEMM the host may pick gives the block-exact sums above.
+  bool gemm_exact() const { return gemm_prefs.bf16_min_rows == 0; }
   const vec_mm_kernels& for_tile(uint32_t tile_type) const { return mm[tile_type - HTP_TILE_FIRST]; }
   vec_quant_fn quant_for_tile(uint32_t tile_type) const { return quant[htp_tile_info(tile_type).act]; }
 };

@@ -1,24 +1,24 @@
-// x86 AMX GEMM (AMX-TILE + AMX-BF16) for every quantized weight format: weights and
-// activations go to bf16 and TDPBF16PS multiplies 16 x 32 by 32 x 16 of them into a 16 x 16
-// tile of f32 sums that stays in the tile over a whole K chunk. (The int8 product needs each
-// block's sums out of the tile to apply its scales: a 1 KiB tile store and 48 vector ops per
-// block, which left AMX int8 barely ahead of vpdpbusd.) A K-quant super-block is 8 such tiles
-// of 32 elements, each with its sub-block scales applied in the conversion. GEMV, float weights
-// and the activation quantizers are the AVX-512 table's.
+// x86 AMX GEMM (AMX-TILE + AMX-BF16) for every quantized weight format, over bf16 activation
+// rows (HTP_ACT_BF16, which the host picks from gemm_prefs.bf16_min_rows on): weights go to
+// bf16 and TDPBF16PS multiplies 16 x 32 by 32 x 16 of them into a 16 x 16 tile of f32 sums that
+// stays in the tile over a whole K chunk. (The int8 product needs each block's sums out of the
+// tile to apply its scales: a 1 KiB tile store and 48 vector ops per block, which left AMX int8
+// barely ahead of vpdpbusd.) A K-quant super-block is 8 such tiles of 32 elements, each with its
+// sub-block scales applied in the conversion. The A tiles load straight from the act rows (16
+// rows at the act stride): a Q8 activation converted to bf16 for every weight unit cost as much
+// as the tile products there. GEMV, the exact Q8 GEMM (fewer act rows, or HEXLLM_ISA=exact),
+// float weights and the Q8 quantizers are the AVX-512 table's.
 //
-// Numerics: not the bit-exact block sums of the other paths (vec.h). A weight becomes
-// bf16(d_w * value) and an activation bf16(d_a * q) from its Q8 block, products are summed in
-// f32 in the tile unit's order: the error is the bf16 rounding of each factor (2^-9 relative),
-// well under the Q8 activation rounding every path already has. An output's value depends only
-// on its weight row, its activation row and K, not on the shape around it: partial tile pairs
-// and activation groups are padded with zeros, so a unit or device split gives the same bits.
-// Batches under 16 activation rows take the AVX-512 GEMM.
+// Numerics: not the bit-exact block sums of the Q8 paths (vec.h). A weight becomes
+// bf16(d_w * value), an activation bf16(x) (2^-9 relative, finer than Q8's amax/254), and
+// products are summed in f32 in the tile unit's order. An output's value depends only on its
+// weight row, its activation row and K, not on the shape around it: partial tile pairs and
+// activation groups are padded with zeros, so a unit or device split gives the same bits.
 //
 // Loop: per K chunk of kKChunk blocks the unit's tile pairs (16 weight rows each) are converted
-// once into a per-thread buffer; each two 16-row activation groups are converted onto the
-// stack, and every 2 x 2 block of 16 x 16 outputs (4 accumulator tiles, 2 A and 2 B tiles) runs
-// the chunk; partial sums wait between chunks in dst, or for padded blocks in a per-thread edge
-// buffer that is copied out at the end.
+// once into a per-thread buffer, and every 2 x 2 block of 16 x 16 outputs (4 accumulator tiles,
+// 2 A and 2 B tiles) runs the chunk; partial sums wait between chunks in dst, or for padded
+// blocks in a per-thread edge buffer that is copied out at the end.
 //
 // Compiled with the AVX-512 flags plus -mavx512bf16 -mamx-tile -mamx-bf16; only called after
 // x86_cpu.cpp has seen AMX-BF16 and AVX512-BF16 in CPUID and XCR0 and the kernel has granted this
@@ -305,37 +305,6 @@ void pair_to_b(const uint8_t* t0, const uint8_t* t1, uint32_t kb, uint32_t nbc, 
   }
 }
 
-// Rows [r0, r1) of a pair of 16-row activation groups (row r: group r / 16, tile row r % 16) as
-// A tiles of the 32-element blocks [kb, kb + nbc), group h's at out + h * kKChunk tiles (row:
-// bf16(d * q) in K order); rows past `valid` are zero. Sub: 32-blocks per activation block.
-template <uint32_t Sub>
-VEC_INLINE void act_to_a(const uint8_t* act, size_t stride, uint32_t valid, uint32_t r0, uint32_t r1, uint32_t kb,
-                         uint32_t nbc, uint8_t* out) {
-  for (uint32_t r = r0; r < r1; r++) {
-    uint8_t* o = out + (r / kM) * kKChunk * kTileBytes + (r % kM) * 64;
-    if (r >= valid) {
-      for (uint32_t b = 0; b < nbc; b++) _mm512_store_si512(o + b * kTileBytes, _mm512_setzero_si512());
-      continue;
-    }
-    for (uint32_t b = 0; b < nbc; b++) {
-      // Q8_32 blocks of 32, or Q8_256 super-blocks of 8 x 32 (one scale each).
-      const int8_t* q;
-      float dv;
-      if constexpr (Sub == 1) {
-        const htp_act_q8_32& x = ((const htp_act_q8_32*)(act + r * stride))[kb + b];
-        q = x.q, dv = x.d;
-      } else {
-        const htp_act_q8_256& x = ((const htp_act_q8_256*)(act + r * stride))[(kb + b) / Sub];
-        q = x.q + 32 * ((kb + b) % Sub), dv = x.d;
-      }
-      const __m512 d = _mm512_set1_ps(dv);
-      const __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)q))), d);
-      const __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(q + 16)))), d);
-      _mm512_store_si512(o + b * kTileBytes, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
-    }
-  }
-}
-
 // A per-thread buffer, grown as needed (the unit's size is the host's choice), freed at thread
 // exit: a K chunk's B tiles for every tile pair of the unit, and the sums of the edge blocks.
 struct thread_buffer {
@@ -360,9 +329,16 @@ struct c_home {
   size_t stride;  // bytes
 };
 
+// Where a 16-row activation group's A tiles of the current K chunk are: tile b at p + b * step,
+// rows `stride` bytes apart (the act rows themselves, or the zero-padded copy of a short group).
+struct a_tiles {
+  const uint8_t* p;
+  size_t stride, step;
+};
+
 // C[i][j] (+)= A(group i) x B(pair j) over nbc blocks for NG groups and NP pairs (1 or 2 each).
 template <int NG, int NP>
-VEC_INLINE void run_block(const uint8_t* a, const uint8_t* bt, size_t b_pair_bytes, uint32_t nbc, bool first,
+VEC_INLINE void run_block(const a_tiles (&a)[2], const uint8_t* bt, size_t b_pair_bytes, uint32_t nbc, bool first,
                           const c_home (&c)[2][2]) {
   if (first) {
     _tile_zero(0);
@@ -376,9 +352,9 @@ VEC_INLINE void run_block(const uint8_t* a, const uint8_t* bt, size_t b_pair_byt
     if constexpr (NG == 2 && NP == 2) _tile_loadd(3, c[1][1].p, c[1][1].stride);
   }
   for (uint32_t b = 0; b < nbc; b++) {
-    _tile_loadd(4, a + b * kTileBytes, 64);
+    _tile_loadd(4, a[0].p + b * a[0].step, a[0].stride);
     _tile_loadd(6, bt + b * kTileBytes, 64);
-    if constexpr (NG == 2) _tile_loadd(5, a + (kKChunk + b) * kTileBytes, 64);
+    if constexpr (NG == 2) _tile_loadd(5, a[1].p + b * a[1].step, a[1].stride);
     if constexpr (NP == 2) _tile_loadd(7, bt + b_pair_bytes + b * kTileBytes, 64);
     _tile_dpbf16ps(0, 4, 6);
     if constexpr (NP == 2) _tile_dpbf16ps(1, 4, 7);
@@ -391,23 +367,15 @@ VEC_INLINE void run_block(const uint8_t* a, const uint8_t* bt, size_t b_pair_byt
   if constexpr (NG == 2 && NP == 2) _tile_stored(3, c[1][1].p, c[1][1].stride);
 }
 
-// Batches of fewer activation rows than one A tile stay on the zmm GEMM: the conversions cost
-// more than the tile unit saves there.
-constexpr uint32_t kMinAct = kM;
-
+// The GEMM with its buffers: bbuf 2 x pairs K chunks of B tiles, ebuf (groups + pairs) tiles of
+// edge sums (unused when every block is whole).
 template <class P>
-void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst, size_t dst_stride,
-              uint32_t k, uint32_t nrows) {
+void amx_gemm_run(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
+                  size_t dst_stride, uint32_t k, uint32_t nrows, uint8_t* bbuf, float* ebuf) {
   const uint32_t ntiles = (nrows + R - 1) / R, pairs = (ntiles + 1) / 2, groups = (nact + kM - 1) / kM;
   const uint32_t whole_pairs = nrows / (2 * R), whole_groups = nact / kM;
   const size_t b_pair_bytes = (size_t)kKChunk * kTileBytes;
   const bool edges = whole_pairs < pairs || whole_groups < groups;
-  uint8_t* bbuf = nact >= kMinAct ? t_bbuf.get(2 * pairs * b_pair_bytes) : nullptr;
-  float* ebuf = bbuf != nullptr && edges ? (float*)t_edges.get((size_t)(groups + pairs) * kTileBytes) : nullptr;
-  if (bbuf == nullptr || (edges && ebuf == nullptr)) {  // too few rows, or out of memory
-    vec_avx512_kernels()->for_tile(P::kTile).gemm(w, act, act_stride, nact, dst, dst_stride, k, nrows);
-    return;
-  }
   const uint32_t nb = k / kBlockK;
   const size_t rb = htp_tile_row_bytes(P::kTile, k), dst_bytes = dst_stride * sizeof(float);
   // Block (g, p): dst for whole blocks; the edge buffer's slot g for the last pair when it is
@@ -416,53 +384,48 @@ void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t 
     if (g < whole_groups && p < whole_pairs) return {dst + (size_t)g * kM * dst_stride + p * kM, dst_bytes};
     return {ebuf + (size_t)(p >= whole_pairs ? g : groups + p) * kM * kM, kM * sizeof(float)};
   };
-  // Software pipeline: while the tile unit runs one step (a pair of groups against every tile
-  // pair), the vector units convert the next step's A tiles and, over the chunk's steps, the
-  // next chunk's B tiles, a slice after each 2 x 2 block; both buffers are double.
-  alignas(64) uint8_t abuf[2][2 * kKChunk * kTileBytes];
-  const uint32_t gpairs = (groups + 1) / 2, ppairs = (pairs + 1) / 2;
+  // The short last group's rows, copied per K chunk into zero-padded A tiles.
+  alignas(64) uint8_t apad[kKChunk * kTileBytes];
+  const uint32_t short_rows = nact - whole_groups * kM;
+  if (short_rows != 0) __builtin_memset(apad, 0, sizeof apad);
   auto chunk_blocks = [&](uint32_t kb) { return nb - kb < kKChunk ? nb - kb : kKChunk; };
+  auto group_tiles = [&](uint32_t g, uint32_t kb) -> a_tiles {
+    if (g < whole_groups) return {act + (size_t)g * kM * act_stride + (size_t)kb * 64, act_stride, 64};
+    return {apad, 64, kTileBytes};
+  };
+  // While the tile unit runs one chunk, the vector units convert the next chunk's B tiles, a
+  // slice after each 2 x 2 block; the B buffer is double.
   auto convert_b = [&](uint32_t kb, uint32_t p, uint8_t* buf) {
     const uint8_t* t0 = w + 2 * p * rb;
     pair_to_b<P>(t0, 2 * p + 1 < ntiles ? t0 + rb : nullptr, kb, chunk_blocks(kb), buf + p * b_pair_bytes);
   };
-  // Rows of group pair gp that its A tiles hold (a lone last group: 16).
-  auto a_rows = [&](uint32_t gp) { return 2 * gp + 1 < groups ? 2 * kM : kM; };
-  auto convert_a = [&](uint32_t kb, uint32_t gp, uint32_t r0, uint32_t r1, uint8_t* buf) {
-    act_to_a<kSubBlocks<P>>(act + 2 * gp * kM * act_stride, act_stride, nact - 2 * gp * kM, r0, r1, kb,
-                            chunk_blocks(kb), buf);
-  };
+  const uint32_t gpairs = (groups + 1) / 2, ppairs = (pairs + 1) / 2;
+  const uint32_t b_slice = (pairs + gpairs * ppairs - 1) / (gpairs * ppairs);
   tiles_configure();
   for (uint32_t p = 0; p < pairs; p++) convert_b(0, p, bbuf);
-  convert_a(0, 0, 0, a_rows(0), abuf[0]);
-  uint32_t cur = 0;
   for (uint32_t kb = 0, chunk = 0; kb < nb; kb += kKChunk, chunk++) {
     const uint32_t nbc = chunk_blocks(kb);
     const bool next_chunk = kb + kKChunk < nb;
     const uint8_t* bcur = bbuf + (chunk % 2) * pairs * b_pair_bytes;
     uint8_t* bnext = bbuf + ((chunk + 1) % 2) * pairs * b_pair_bytes;
-    const uint32_t b_slice = (pairs + gpairs * ppairs - 1) / (gpairs * ppairs);
     uint32_t b_done = next_chunk ? 0 : pairs;
-    for (uint32_t gp = 0; gp < gpairs; gp++, cur ^= 1) {
+    for (uint32_t r = 0; r < short_rows; r++)
+      for (uint32_t b = 0; b < nbc; b++)
+        __builtin_memcpy(apad + b * kTileBytes + r * 64, act + (size_t)(whole_groups * kM + r) * act_stride + (size_t)(kb + b) * 64,
+               64);
+    for (uint32_t gp = 0; gp < gpairs; gp++) {
       const uint32_t g = 2 * gp;
       const bool two_g = g + 1 < groups;
-      // The next step: the next group pair of this chunk, or the first of the next chunk.
-      const bool next_a = gp + 1 < gpairs || next_chunk;
-      const uint32_t na_kb = gp + 1 < gpairs ? kb : kb + kKChunk, na_gp = gp + 1 < gpairs ? gp + 1 : 0;
-      const uint32_t na_rows = next_a ? a_rows(na_gp) : 0, a_slice = (na_rows + ppairs - 1) / ppairs;
-      uint32_t a_done = 0;
+      const a_tiles a[2] = {group_tiles(g, kb), group_tiles(two_g ? g + 1 : g, kb)};
       for (uint32_t p = 0; p < pairs; p += 2) {
         const bool two_p = p + 1 < pairs;
         const c_home c[2][2] = {{home(g, p), home(g, two_p ? p + 1 : p)},
                                 {home(two_g ? g + 1 : g, p), home(two_g ? g + 1 : g, two_p ? p + 1 : p)}};
         const uint8_t* bt = bcur + p * b_pair_bytes;
-        if (two_g && two_p) run_block<2, 2>(abuf[cur], bt, b_pair_bytes, nbc, kb == 0, c);
-        else if (two_g) run_block<2, 1>(abuf[cur], bt, b_pair_bytes, nbc, kb == 0, c);
-        else if (two_p) run_block<1, 2>(abuf[cur], bt, b_pair_bytes, nbc, kb == 0, c);
-        else run_block<1, 1>(abuf[cur], bt, b_pair_bytes, nbc, kb == 0, c);
-        const uint32_t a_end = a_done + a_slice < na_rows ? a_done + a_slice : na_rows;
-        convert_a(na_kb, na_gp, a_done, a_end, abuf[cur ^ 1]);
-        a_done = a_end;
+        if (two_g && two_p) run_block<2, 2>(a, bt, b_pair_bytes, nbc, kb == 0, c);
+        else if (two_g) run_block<2, 1>(a, bt, b_pair_bytes, nbc, kb == 0, c);
+        else if (two_p) run_block<1, 2>(a, bt, b_pair_bytes, nbc, kb == 0, c);
+        else run_block<1, 1>(a, bt, b_pair_bytes, nbc, kb == 0, c);
         for (uint32_t e = b_done + b_slice < pairs ? b_done + b_slice : pairs; b_done < e; b_done++)
           convert_b(kb + kKChunk, b_done, bnext);
       }
@@ -484,25 +447,68 @@ void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t 
     }
 }
 
+// vec_gemm_fn over bf16 activation rows (HTP_ACT_BF16, any nact). When the per-thread buffers
+// cannot grow, the weight rows and then the activation rows are halved (an output does not
+// depend on the split) down to one tile pair and one group, whose buffers fit the stack.
+template <class P>
+void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst, size_t dst_stride,
+              uint32_t k, uint32_t nrows) {
+  const uint32_t pairs = (nrows + 2 * R - 1) / (2 * R), groups = (nact + kM - 1) / kM;
+  const bool edges = nrows % (2 * R) != 0 || nact % kM != 0;
+  uint8_t* bbuf = t_bbuf.get(2 * (size_t)pairs * kKChunk * kTileBytes);
+  float* ebuf = edges ? (float*)t_edges.get((size_t)(groups + pairs) * kTileBytes) : nullptr;
+  if (bbuf != nullptr && (ebuf != nullptr || !edges)) {
+    amx_gemm_run<P>(w, act, act_stride, nact, dst, dst_stride, k, nrows, bbuf, ebuf);
+  } else if (pairs > 1) {
+    const uint32_t half = pairs / 2 * 2 * R;
+    amx_gemm<P>(w, act, act_stride, nact, dst, dst_stride, k, half);
+    amx_gemm<P>(w + (size_t)(half / R) * htp_tile_row_bytes(P::kTile, k), act, act_stride, nact, dst + half,
+                dst_stride, k, nrows - half);
+  } else if (groups > 1) {
+    const uint32_t half = groups / 2 * kM;
+    amx_gemm<P>(w, act, act_stride, half, dst, dst_stride, k, nrows);
+    amx_gemm<P>(w, act + half * act_stride, act_stride, nact - half, dst + half * dst_stride, dst_stride, k, nrows);
+  } else {
+    alignas(64) uint8_t b[2 * kKChunk * kTileBytes];
+    alignas(64) float e[2 * kM * kM];
+    amx_gemm_run<P>(w, act, act_stride, nact, dst, dst_stride, k, nrows, b, e);
+  }
+}
+
+// HTP_ACT_BF16: k floats to bf16, round to nearest even (the generic quant_bf16's rule).
+void quant_bf16(const float* x, uint8_t* act, uint32_t k) {
+  uint32_t i = 0;
+  for (; i + 32 <= k; i += 32)
+    _mm512_storeu_si512(act + 2 * i, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(x + i)));
+  if (i < k) {
+    const __mmask16 lo = (__mmask16)(k - i >= 16 ? 0xffff : (1u << (k - i)) - 1);
+    const __mmask16 hi = (__mmask16)(k - i > 16 ? (1u << (k - i - 16)) - 1 : 0);
+    const __m512i v = (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, x + i + 16), _mm512_maskz_loadu_ps(lo, x + i));
+    _mm512_mask_storeu_epi16(act + 2 * i, (__mmask32)lo | (__mmask32)hi << 16, v);
+  }
+}
+
 vec_kernels amx_table() {
   vec_kernels k = *vec_avx512_kernels();
   k.name = "amx";
-  k.gemm_exact = false;
   // A weight block's conversion to bf16 (~190 vector ops per 32 x 16) costs as much as ~6 tile
   // products of 16 activation rows: passes of 384 rows keep it under a quarter of the tile time.
   // The FFN fusion at 140-row chunks (qwen2.5-0.5b, 1 worker) ran its op 17% slower than the
   // unfused gate, up and SWIGLU, whose passes carry all 512 rows.
-  k.gemm_min_pass_rows = 384;
-  k.mm[HTP_TILE_Q4_0_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ4_0>;
-  k.mm[HTP_TILE_Q4_1_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ4_1>;
-  k.mm[HTP_TILE_Q5_0_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ5_0>;
-  k.mm[HTP_TILE_Q5_1_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ5_1>;
-  k.mm[HTP_TILE_Q8_0_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ8_0>;
-  k.mm[HTP_TILE_IQ4_NL_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AIQ4_NL>;
-  k.mm[HTP_TILE_MXFP4_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AMXFP4>;
-  k.mm[HTP_TILE_Q4_K_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQK45<false>>;
-  k.mm[HTP_TILE_Q5_K_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQK45<true>>;
-  k.mm[HTP_TILE_Q6_K_X8 - HTP_TILE_FIRST].gemm = amx_gemm<AQ6K>;
+  // Activations in bf16 from one A tile's rows on: converting Q8 blocks again for each weight
+  // unit cost as much as the tile products at K = 8192 and 112-row units.
+  k.gemm_prefs = {384, kM};
+  k.quant[HTP_ACT_BF16] = quant_bf16;
+  k.mm[HTP_TILE_Q4_0_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQ4_0>;
+  k.mm[HTP_TILE_Q4_1_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQ4_1>;
+  k.mm[HTP_TILE_Q5_0_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQ5_0>;
+  k.mm[HTP_TILE_Q5_1_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQ5_1>;
+  k.mm[HTP_TILE_Q8_0_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQ8_0>;
+  k.mm[HTP_TILE_IQ4_NL_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AIQ4_NL>;
+  k.mm[HTP_TILE_MXFP4_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AMXFP4>;
+  k.mm[HTP_TILE_Q4_K_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQK45<false>>;
+  k.mm[HTP_TILE_Q5_K_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQK45<true>>;
+  k.mm[HTP_TILE_Q6_K_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQ6K>;
   return k;
 }
 

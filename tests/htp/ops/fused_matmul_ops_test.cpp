@@ -315,14 +315,14 @@ TEST(HtpFusedMatmul, ParamsRefusedWhenVtcmTooSmall) {
   EXPECT_EQ(htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, t, 2, 8u << 20, &p), HTP_ERR_NO_SUPPORT);
 }
 
-// A device whose GEMM wants passes of many activation rows (htp_hwinfo's gemm_min_pass_rows:
+// A device whose GEMM wants passes of many activation rows (htp_hwinfo's gemm.min_pass_rows:
 // amx converts the weights on every pass) gets no FFN fusion that would split the rows into
 // shorter chunks; a chunk that holds every row still fuses, and so does decode.
 TEST(HtpFusedMatmul, FfnChunksHonourTheDevicesPassRows) {
   int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
   auto build = [&](uint32_t n, uint32_t pass_rows, htp_mmf_params* p) {
     const FfnDescs ffn(4096, 8192, n);
-    return htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, ffn.tensors(), 2, 16u << 20, p, pass_rows);
+    return htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, ffn.tensors(), 2, 16u << 20, p, {pass_rows, 0});
   };
   htp_mmf_params p{};
   // 16 MiB holds ~170 rows of gate and up results: 512 rows go in chunks of that size...

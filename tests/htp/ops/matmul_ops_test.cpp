@@ -256,6 +256,68 @@ TEST(HtpMatmulParams, BuilderAndCheckAgree) {
   EXPECT_EQ(p.cfg.group_tiles, 1u);
 }
 
+// A device that asks for bf16 activations (htp_hwinfo's gemm: amx) gets them for quantized
+// weights from bf16_min_rows act rows on, at a stride of an odd number of 128-byte lines, in
+// chunks of equal size that carry at least min_pass_rows where the arena allows (smaller weight
+// units first); float weights, short batches and other devices keep the tile's own format.
+TEST(HtpMatmulParams, Bf16ActivationsWhereTheDeviceAsks) {
+  using namespace hexllm::htp;
+  const htp_gemm_prefs amx{384, 16};
+  auto build = [&](uint32_t tile, uint32_t k, uint32_t m, uint32_t n, uint32_t vtcm, const htp_gemm_prefs& g,
+                   htp_mm_params* p) {
+    const htp_tensor w = tensor(tile, {k, m}, 4, htp_tiled_size(tile, m, k));
+    const htp_tensor x = tensor(HTP_TYPE_F32, {k, n}, 4);
+    const htp_tensor y = tensor(HTP_TYPE_F32, {m, n}, 4);
+    const htp_status st = htp_mm_params_build(HTP_OP_MUL_MAT, y, w, x, nullptr, 2, vtcm, p, g);
+    htp_mm_shape s{};
+    EXPECT_EQ(htp_mm_shape_build(HTP_OP_MUL_MAT, y, w, x, nullptr, &s), HTP_OK);
+    if (st == HTP_OK) EXPECT_EQ(htp_mm_params_check(*p, s, 2, vtcm), HTP_OK);
+    return st;
+  };
+  htp_mm_params p{};
+  // llama-3.2-1b's gate: 512 rows of 4 KiB of bf16 fit one chunk once the units shrink.
+  ASSERT_EQ(build(HTP_TILE_Q4_0_X8, 2048, 8192, 512, 8u << 20, amx, &p), HTP_OK);
+  EXPECT_EQ(p.cfg.act, HTP_ACT_BF16);
+  EXPECT_EQ(p.cfg.act_rows, 512u);
+  EXPECT_GE(p.lay.act_stride, 2048u * 2);
+  EXPECT_EQ(p.lay.act_stride % 128, 0u);
+  EXPECT_EQ(p.lay.act_stride / 128 % 2, 1u);
+  // Without the preferences: Q8 blocks, and the largest units.
+  htp_mm_params q{};
+  ASSERT_EQ(build(HTP_TILE_Q4_0_X8, 2048, 8192, 512, 8u << 20, {}, &q), HTP_OK);
+  EXPECT_EQ(q.cfg.act, HTP_ACT_Q8_32);
+  EXPECT_EQ(q.lay.act_stride, 2048u / 32 * sizeof(htp_act_q8_32));
+  EXPECT_GE(q.cfg.group_tiles, p.cfg.group_tiles);
+  // Its down projection: 512 rows of 16 KiB do not fit 8 MiB, so two equal chunks.
+  ASSERT_EQ(build(HTP_TILE_Q4_0_X8, 8192, 2048, 512, 8u << 20, amx, &p), HTP_OK);
+  EXPECT_EQ(p.cfg.act, HTP_ACT_BF16);
+  EXPECT_EQ(p.cfg.act_rows, 256u);
+  // K-quants too; short batches, decode and float weights keep their own format.
+  ASSERT_EQ(build(HTP_TILE_Q6_K_X8, 2048, 512, 16, 8u << 20, amx, &p), HTP_OK);
+  EXPECT_EQ(p.cfg.act, HTP_ACT_BF16);
+  ASSERT_EQ(build(HTP_TILE_Q6_K_X8, 2048, 512, 15, 8u << 20, amx, &p), HTP_OK);
+  EXPECT_EQ(p.cfg.act, HTP_ACT_Q8_256);
+  ASSERT_EQ(build(HTP_TILE_Q4_0_X8, 2048, 512, 1, 8u << 20, amx, &p), HTP_OK);
+  EXPECT_EQ(p.cfg.act, HTP_ACT_Q8_32);
+  ASSERT_EQ(build(HTP_TILE_F16_X8, 2048, 512, 64, 8u << 20, amx, &p), HTP_OK);
+  EXPECT_EQ(p.cfg.act, HTP_ACT_F32);
+  // The device check refuses an act format the weights cannot take.
+  const htp_tensor w = tensor(HTP_TILE_F16_X8, {2048, 512}, 4, htp_tiled_size(HTP_TILE_F16_X8, 512, 2048));
+  const htp_tensor x = tensor(HTP_TYPE_F32, {2048, 64}, 4);
+  const htp_tensor y = tensor(HTP_TYPE_F32, {512, 64}, 4);
+  htp_mm_shape s{};
+  ASSERT_EQ(htp_mm_shape_build(HTP_OP_MUL_MAT, y, w, x, nullptr, &s), HTP_OK);
+  htp_mm_params bad = p;
+  bad.cfg.act = HTP_ACT_BF16;
+  EXPECT_EQ(htp_mm_params_check(bad, s, 2, 8u << 20), HTP_ERR_INVALID_PARAMS);
+  ASSERT_EQ(build(HTP_TILE_Q4_0_X8, 2048, 512, 64, 8u << 20, {}, &p), HTP_OK);
+  const htp_tensor w4 = tensor(HTP_TILE_Q4_0_X8, {2048, 512}, 4, htp_tiled_size(HTP_TILE_Q4_0_X8, 512, 2048));
+  ASSERT_EQ(htp_mm_shape_build(HTP_OP_MUL_MAT, y, w4, x, nullptr, &s), HTP_OK);
+  bad = p;
+  bad.cfg.act = HTP_ACT_Q8_256;
+  EXPECT_EQ(htp_mm_params_check(bad, s, 2, 8u << 20), HTP_ERR_INVALID_PARAMS);
+}
+
 // The dynamic split's plan: worker w's units cover its range of row tiles once, front to back,
 // none larger than a group, and the range's last group's worth of tiles (the units others
 // steal first) in units of at most tail_tiles.

@@ -84,12 +84,25 @@ std::vector<float> run(const vec_kernels& kern, const Problem& p, const std::vec
   return out;
 }
 
-// The activation values a quantized row stands for (d * q), from the documented act formats.
-std::vector<float> act_values(const Problem& p, const std::vector<uint8_t>& act, uint32_t c) {
-  const uint8_t* a = act.data() + c * htp_act_row_bytes(p.tt, p.k);
+float bf16_value(uint16_t h) {
+  const uint32_t u = (uint32_t)h << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// The activation values a quantized row stands for (d * q, or the bf16 values), from the
+// documented act formats.
+std::vector<float> act_values(const Problem& p, const std::vector<uint8_t>& act, uint32_t c,
+                              uint32_t fmt = HTP_ACT_TYPES) {
+  if (fmt == HTP_ACT_TYPES) fmt = htp_tile_info(p.tt).act;
+  const uint8_t* a = act.data() + c * htp_act_row_bytes(p.tt, p.k, fmt);
   std::vector<float> v(p.k);
   for (uint32_t i = 0; i < p.k; i++) {
-    switch (htp_tile_info(p.tt).act) {
+    switch (fmt) {
+      case HTP_ACT_BF16:
+        v[i] = bf16_value(((const uint16_t*)a)[i]);
+        break;
       case HTP_ACT_Q8_32: {
         const auto& b = ((const htp_act_q8_32*)a)[i / 32];
         v[i] = b.d * b.q[i % 32];
@@ -107,18 +120,19 @@ std::vector<float> act_values(const Problem& p, const std::vector<uint8_t>& act,
   return v;
 }
 
-// A GEMM that computes in bf16 (a table with gemm_exact false) against the exact block sums:
-// weights and activations each round to bf16 (2^-9 relative), so every output is within 2^-8
-// of its sum |w * a| of the values the weights and the quantized activations stand for.
-void expect_bf16_close(const Problem& p, const std::vector<uint8_t>& act, const std::vector<float>& want,
-                       const std::vector<float>& got) {
+// A bf16 GEMM (gemm_bf16, over bf16 activation rows `act`) against the double-precision dot of
+// the reference weights with the activations' bf16 values: each weight rounds to bf16 (2^-9
+// relative) and products sum in f32, so every output is within 2^-8 of its sum |w * a|.
+void expect_bf16_close(const Problem& p, const std::vector<uint8_t>& act, const std::vector<float>& got) {
   for (uint32_t c = 0; c < p.nact; c++) {
-    const auto av = act_values(p, act, c);
+    const auto av = act_values(p, act, c, HTP_ACT_BF16);
     for (uint32_t r = 0; r < p.nrows; r++) {
-      double mag = 0;
-      for (uint32_t i = 0; i < p.k; i++) mag += std::fabs((double)p.wf[(size_t)r * p.k + i] * av[i]);
-      const size_t o = (size_t)c * p.nrows + r;
-      ASSERT_NEAR(got[o], want[o], std::ldexp(mag, -8) + 1e-6) << "c" << c << " r" << r;
+      double want = 0, mag = 0;
+      for (uint32_t i = 0; i < p.k; i++) {
+        want += (double)p.wf[(size_t)r * p.k + i] * av[i];
+        mag += std::fabs((double)p.wf[(size_t)r * p.k + i] * av[i]);
+      }
+      ASSERT_NEAR(got[(size_t)c * p.nrows + r], want, std::ldexp(mag, -8) + 1e-6) << "c" << c << " r" << r;
     }
   }
 }
@@ -200,10 +214,6 @@ TEST_P(VecIsa, MatchesGenericBitForBit) {
           for (bool gemv : {false, true}) {
             if (gemv && nact > 2) continue;
             const auto a = run(g, p, act_g, gemv), b = run(s, p, act_g, gemv);
-            if (!gemv && !s.gemm_exact && !htp_tile_is_float(tt)) {
-              expect_bf16_close(p, act_g, a, b);
-              continue;
-            }
             for (size_t i = 0; i < a.size(); i++) {
               if (htp_tile_is_float(tt)) {
                 ASSERT_NEAR(a[i], b[i], 1e-5 * std::sqrt((double)k) * 4) << i;
@@ -270,8 +280,7 @@ TEST_P(VecIsa, KQuantGemmLongKMatchesGeneric) {
 // Batches the shapes above keep small: 16, 35 and 64 activation rows (whole and partial register
 // blocks of the zmm GEMM, 12 rows each; the AMX GEMM's groups of 16 and 32 and a tail) over K
 // past one activation chunk (65 blocks: 64 + 1; 9 super-blocks; AMX chunks of 8 blocks of 32),
-// on 13, 45 and 32 weight rows
-// (AMX takes whole 16-row pairs, 0, 2 and 2, and leaves the rest to the zmm GEMM).
+// on 13, 45 and 32 weight rows.
 TEST_P(VecIsa, GemmOfRowGroupsMatchesGeneric) {
   const vec_kernels& g = vec_generic_kernels();
   const vec_kernels* sp = vec_isa_kernels(GetParam());
@@ -288,12 +297,108 @@ TEST_P(VecIsa, GemmOfRowGroupsMatchesGeneric) {
           const Problem p = make_problem(tt, k, nrows, nact, seed++);
           const auto act = quantize(g, p);
           const auto want = run(g, p, act, false), got = run(*sp, p, act, false);
-          if (!sp->gemm_exact) {
-            expect_bf16_close(p, act, want, got);
-            continue;
-          }
           for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], got[i]) << i;
         }
+  }
+}
+
+// bf16 activation rows of p.x by the generic quantizer (the reference), `stride` bytes apart.
+std::vector<uint8_t> quantize_bf16(const Problem& p, size_t stride) {
+  std::vector<uint8_t> act(stride * p.nact, 0xEE);
+  for (uint32_t c = 0; c < p.nact; c++)
+    vec_generic_kernels().quant[HTP_ACT_BF16](p.x.data() + (size_t)c * p.k, act.data() + c * stride, p.k);
+  return act;
+}
+
+// gemm_bf16 over nrows weight rows from row tile t0, into dst columns from t0 * 8 (stride ds).
+void run_bf16(const vec_kernels& kern, const Problem& p, const std::vector<uint8_t>& act, size_t stride,
+              uint32_t t0, uint32_t nrows, std::vector<float>& dst, size_t ds) {
+  kern.for_tile(p.tt).gemm_bf16(p.tiles.data() + t0 * htp_tile_row_bytes(p.tt, p.k), act.data(), stride, p.nact,
+                                dst.data() + t0 * kHtpTileRows, ds, p.k, nrows);
+}
+
+// The bf16 GEMM (tables with gemm_prefs.bf16_min_rows) on every quantized format: single rows,
+// partial and whole 16-row groups and pairs, K past one chunk of 8 blocks; within bf16 rounding
+// of the exact sums, and nothing written past nrows.
+TEST_P(VecIsa, Bf16GemmWithinBf16OfTheExactSums) {
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  if (sp->gemm_prefs.bf16_min_rows == 0) GTEST_SKIP() << GetParam() << ": no bf16 GEMM";
+  uint32_t seed = 2900;
+  for (uint32_t tt : kAllTiles) {
+    if (htp_tile_is_float(tt)) {
+      EXPECT_EQ(sp->for_tile(tt).gemm_bf16, nullptr) << "float weights keep their F32 activations";
+      continue;
+    }
+    ASSERT_NE(sp->for_tile(tt).gemm_bf16, nullptr);
+    const bool kq = htp_tile_info(tt).kblock == 256;
+    for (uint32_t k : {kq ? 256u : 32u, kq ? 2304u : 2080u})
+      for (uint32_t nrows : {13u, 21u, 32u, 45u})
+        for (uint32_t nact : {1u, 3u, 16u, 17u, 35u, 64u}) {
+          SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(static_cast<Type>(htp_tile_info(tt).src))
+                                          << " k=" << k << " rows=" << nrows << " nact=" << nact);
+          const Problem p = make_problem(tt, k, nrows, nact, seed++);
+          const size_t stride = htp_act_row_bytes(tt, k, HTP_ACT_BF16);
+          const auto act = quantize_bf16(p, stride);
+          const size_t ds = nrows + 3;
+          std::vector<float> dst(ds * nact, -777.0f);
+          run_bf16(*sp, p, act, stride, 0, nrows, dst, ds);
+          std::vector<float> got;
+          for (uint32_t c = 0; c < nact; c++) {
+            for (uint32_t r = 0; r < nrows; r++) got.push_back(dst[c * ds + r]);
+            for (uint32_t r = nrows; r < ds; r++) ASSERT_EQ(dst[c * ds + r], -777.0f) << "wrote past nrows";
+          }
+          expect_bf16_close(p, act, got);
+        }
+  }
+}
+
+// An output of the bf16 GEMM depends only on its weight row, its act row and K: row-tile ranges
+// (one starting at an odd tile), act rows at another stride, and the act rows split in two give
+// exactly the whole call's bits (the matmul op splits units, chunks and devices so).
+TEST_P(VecIsa, Bf16GemmSplitsGiveTheSameBits) {
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  if (sp->gemm_prefs.bf16_min_rows == 0) GTEST_SKIP() << GetParam() << ": no bf16 GEMM";
+  for (uint32_t tt : {HTP_TILE_Q4_0_X8, HTP_TILE_Q6_K_X8, HTP_TILE_Q8_0_X8})
+    for (uint32_t nact : {5u, 37u}) {
+      SCOPED_TRACE(testing::Message() << type_name(static_cast<Type>(htp_tile_info(tt).src)) << " nact=" << nact);
+      const uint32_t k = 512, nrows = 61;
+      const Problem p = make_problem(tt, k, nrows, nact, 31);
+      const size_t stride = htp_act_row_bytes(tt, k, HTP_ACT_BF16), padded = stride + 192;
+      const auto act = quantize_bf16(p, stride), act2 = quantize_bf16(p, padded);
+      std::vector<float> whole(nrows * nact, -1.0f), part(nrows * nact, -2.0f), halves(nrows * nact, -3.0f);
+      run_bf16(*sp, p, act, stride, 0, nrows, whole, nrows);
+      // tiles [0, 1), [1, 6) (an odd start: pairs 1-2, 3-4, 5), [6, 8) (rows 48..60, partial)
+      run_bf16(*sp, p, act2, padded, 0, 8, part, nrows);
+      run_bf16(*sp, p, act2, padded, 1, 40, part, nrows);
+      run_bf16(*sp, p, act2, padded, 6, 13, part, nrows);
+      ASSERT_EQ(part, whole);
+      // act rows [0, h) and [h, nact) as two calls
+      const uint32_t h = nact / 2;
+      const vec_gemm_fn f = sp->for_tile(tt).gemm_bf16;
+      f(p.tiles.data(), act.data(), stride, h, halves.data(), nrows, k, nrows);
+      f(p.tiles.data(), act.data() + h * stride, stride, nact - h, halves.data() + h * nrows, nrows, k, nrows);
+      ASSERT_EQ(halves, whole);
+    }
+}
+
+// A table's bf16 quantizer gives the generic one's bits: random rows, K with a tail, and the
+// special values of the rule (ties, denormals, infinities, NaNs, overflow on rounding).
+TEST_P(VecIsa, Bf16QuantizerMatchesGeneric) {
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  if (sp->quant[HTP_ACT_BF16] == nullptr) GTEST_SKIP() << GetParam() << ": no bf16 activations";
+  std::mt19937 rng(5);
+  std::vector<float> x = test::random_floats(96, rng);
+  const uint32_t specials[] = {0x3F808000u, 0x3F818000u, 0x00000001u, 0x80700000u, 0x7F800000u,
+                               0xFF800000u, 0x7FC00000u, 0xFF800001u, 0x7F7FFFFFu, 0x3F7FFFFFu};
+  for (size_t i = 0; i < std::size(specials); i++) std::memcpy(&x[3 * i], &specials[i], 4);
+  for (uint32_t k : {96u, 64u, 45u, 7u}) {
+    std::vector<uint8_t> a(2 * k + 8, 0xAB), b(2 * k + 8, 0xAB);
+    vec_generic_kernels().quant[HTP_ACT_BF16](x.data(), a.data(), k);
+    sp->quant[HTP_ACT_BF16](x.data(), b.data(), k);
+    ASSERT_EQ(a, b) << "k=" << k;
   }
 }
 
@@ -340,9 +445,7 @@ TEST(VecKernels, TileRangesAndStrides) {
           for (uint32_t r = 8; r < nrows; r++)
             ASSERT_EQ(part[c * nrows + r], whole[c * nrows + r]) << c << " " << r;
         // GEMV on the range [1, 3) agrees with GEMM's first column: bit for bit for quantized weights;
-        // float GEMV sums in 4 partial accumulators (another order), so within rounding there. A
-        // bf16 GEMM (gemm_exact false) is checked against the exact one elsewhere.
-        if (!kern->gemm_exact && !htp_tile_is_float(tt) && nact >= 16) continue;
+        // float GEMV sums in 4 partial accumulators (another order), so within rounding there.
         std::vector<float> v(16);
         kern->for_tile(tt).gemv(p.tiles.data() + rb, act2.data(), v.data(), k, 16);
         for (uint32_t r = 0; r < 16; r++) {
@@ -358,9 +461,9 @@ TEST(VecKernels, SelectPicksTheBestUsableTable) {
   const char* forced = vec_isa_forced();
   if (forced != nullptr) {
     if (std::string(forced) == kVecIsaExact) {
-      EXPECT_TRUE(htp_vec_select().gemm_exact);
+      EXPECT_TRUE(htp_vec_select().gemm_exact());
       for (const vec_kernels* k : impls())
-        if (k->gemm_exact) {
+        if (k->gemm_exact()) {
           EXPECT_EQ(&htp_vec_select(), k) << "the best exact table";
           break;
         }
@@ -386,10 +489,30 @@ TEST(VecKernels, SelectPicksTheBestUsableTable) {
 #endif
   // "exact": the best table whose GEMMs are bit-exact, never the bf16 one.
   ASSERT_NE(vec_isa_kernels(kVecIsaExact), nullptr);
-  EXPECT_TRUE(vec_isa_kernels(kVecIsaExact)->gemm_exact);
+  EXPECT_TRUE(vec_isa_kernels(kVecIsaExact)->gemm_exact());
   EXPECT_TRUE(vec_isa_known(kVecIsaExact));
   EXPECT_EQ(vec_isa_kernels("sse9"), nullptr);
   EXPECT_FALSE(vec_isa_known("sse9"));
+}
+
+// Hand-derived bf16 (the top 16 bits of the f32, rounded to nearest even): 1 + 2^-8 lies
+// halfway between 0x3F80 and 0x3F81 (to even: 0x3F80), 1 + 3 * 2^-8 between 0x3F81 and 0x3F82
+// (0x3F82); denormals flush to a zero of their sign; a NaN stays a quiet NaN; the largest
+// float rounds up to infinity.
+TEST(VecActQuant, Bf16ByHand) {
+  const std::pair<uint32_t, uint16_t> cases[] = {
+      {0x3F800000u, 0x3F80}, {0x3F808000u, 0x3F80}, {0x3F818000u, 0x3F82}, {0xC0200000u, 0xC020},
+      {0x3F80C000u, 0x3F81}, {0x00000001u, 0x0000}, {0x80700000u, 0x8000}, {0x7F800000u, 0x7F80},
+      {0x7F800001u, 0x7FC0}, {0xFFC00000u, 0xFFC0}, {0x7F7FFFFFu, 0x7F80}};
+  std::vector<float> x;
+  for (const auto& c : cases) {
+    float f;
+    std::memcpy(&f, &c.first, 4);
+    x.push_back(f);
+  }
+  std::vector<uint16_t> y(x.size());
+  vec_generic_kernels().quant[HTP_ACT_BF16](x.data(), (uint8_t*)y.data(), (uint32_t)x.size());
+  for (size_t i = 0; i < x.size(); i++) EXPECT_EQ(y[i], cases[i].second) << std::hex << cases[i].first;
 }
 
 // Hand-derived: amax = 254 -> d = 2, q = round-half-even(x / 2).
