@@ -271,7 +271,9 @@ TEST(HtpMatmulParams, Bf16ActivationsWhereTheDeviceAsks) {
     const htp_status st = htp_mm_params_build(HTP_OP_MUL_MAT, y, w, x, nullptr, 2, vtcm, p, g);
     htp_mm_shape s{};
     EXPECT_EQ(htp_mm_shape_build(HTP_OP_MUL_MAT, y, w, x, nullptr, &s), HTP_OK);
-    if (st == HTP_OK) EXPECT_EQ(htp_mm_params_check(*p, s, 2, vtcm), HTP_OK);
+    if (st == HTP_OK) {
+      EXPECT_EQ(htp_mm_params_check(*p, s, 2, vtcm), HTP_OK);
+    }
     return st;
   };
   htp_mm_params p{};
