@@ -43,7 +43,9 @@ namespace {
 
 constexpr uint32_t R = kHtpTileRows;
 constexpr uint32_t kM = 16;        // rows of a tile: activation rows of A and C, weight rows of B's columns
-constexpr uint32_t kKChunk = 8;    // K blocks per chunk (8 KiB of A or B tiles per group or pair)
+// K blocks per chunk: the accumulator tiles go through memory once per chunk (4 KiB in and out
+// per 2 x 2 block), which at 8 blocks halved the tile unit's rate (Emerald Rapids, 2026-12-06).
+constexpr uint32_t kKChunk = 64;
 constexpr uint32_t kBlockK = 32;
 constexpr uint32_t kTileBytes = 1024;  // every tile: 16 rows x 64 bytes
 
@@ -367,14 +369,16 @@ VEC_INLINE void run_block(const a_tiles (&a)[2], const uint8_t* bt, size_t b_pai
   if constexpr (NG == 2 && NP == 2) _tile_stored(3, c[1][1].p, c[1][1].stride);
 }
 
-// The GEMM with its buffers: bbuf 2 x pairs K chunks of B tiles, ebuf (groups + pairs) tiles of
-// edge sums (unused when every block is whole).
+// The GEMM in K chunks of kc blocks with its buffers: bbuf 2 x pairs chunks of B tiles, apad one
+// chunk of A tiles, ebuf (groups + pairs) tiles of edge sums (unused when every block is whole).
+// The chunk does not change the sums' order (the f32 partial sums wait in memory exactly).
 template <class P>
 void amx_gemm_run(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst,
-                  size_t dst_stride, uint32_t k, uint32_t nrows, uint8_t* bbuf, float* ebuf) {
+                  size_t dst_stride, uint32_t k, uint32_t nrows, uint32_t kc, uint8_t* bbuf, uint8_t* apad,
+                  float* ebuf) {
   const uint32_t ntiles = (nrows + R - 1) / R, pairs = (ntiles + 1) / 2, groups = (nact + kM - 1) / kM;
   const uint32_t whole_pairs = nrows / (2 * R), whole_groups = nact / kM;
-  const size_t b_pair_bytes = (size_t)kKChunk * kTileBytes;
+  const size_t b_pair_bytes = (size_t)kc * kTileBytes;
   const bool edges = whole_pairs < pairs || whole_groups < groups;
   const uint32_t nb = k / kBlockK;
   const size_t rb = htp_tile_row_bytes(P::kTile, k), dst_bytes = dst_stride * sizeof(float);
@@ -385,10 +389,9 @@ void amx_gemm_run(const uint8_t* w, const uint8_t* act, size_t act_stride, uint3
     return {ebuf + (size_t)(p >= whole_pairs ? g : groups + p) * kM * kM, kM * sizeof(float)};
   };
   // The short last group's rows, copied per K chunk into zero-padded A tiles.
-  alignas(64) uint8_t apad[kKChunk * kTileBytes];
   const uint32_t short_rows = nact - whole_groups * kM;
-  if (short_rows != 0) __builtin_memset(apad, 0, sizeof apad);
-  auto chunk_blocks = [&](uint32_t kb) { return nb - kb < kKChunk ? nb - kb : kKChunk; };
+  if (short_rows != 0) __builtin_memset(apad, 0, (size_t)kc * kTileBytes);
+  auto chunk_blocks = [&](uint32_t kb) { return nb - kb < kc ? nb - kb : kc; };
   auto group_tiles = [&](uint32_t g, uint32_t kb) -> a_tiles {
     if (g < whole_groups) return {act + (size_t)g * kM * act_stride + (size_t)kb * 64, act_stride, 64};
     return {apad, 64, kTileBytes};
@@ -403,9 +406,9 @@ void amx_gemm_run(const uint8_t* w, const uint8_t* act, size_t act_stride, uint3
   const uint32_t b_slice = (pairs + gpairs * ppairs - 1) / (gpairs * ppairs);
   tiles_configure();
   for (uint32_t p = 0; p < pairs; p++) convert_b(0, p, bbuf);
-  for (uint32_t kb = 0, chunk = 0; kb < nb; kb += kKChunk, chunk++) {
+  for (uint32_t kb = 0, chunk = 0; kb < nb; kb += kc, chunk++) {
     const uint32_t nbc = chunk_blocks(kb);
-    const bool next_chunk = kb + kKChunk < nb;
+    const bool next_chunk = kb + kc < nb;
     const uint8_t* bcur = bbuf + (chunk % 2) * pairs * b_pair_bytes;
     uint8_t* bnext = bbuf + ((chunk + 1) % 2) * pairs * b_pair_bytes;
     uint32_t b_done = next_chunk ? 0 : pairs;
@@ -427,10 +430,10 @@ void amx_gemm_run(const uint8_t* w, const uint8_t* act, size_t act_stride, uint3
         else if (two_p) run_block<1, 2>(a, bt, b_pair_bytes, nbc, kb == 0, c);
         else run_block<1, 1>(a, bt, b_pair_bytes, nbc, kb == 0, c);
         for (uint32_t e = b_done + b_slice < pairs ? b_done + b_slice : pairs; b_done < e; b_done++)
-          convert_b(kb + kKChunk, b_done, bnext);
+          convert_b(kb + kc, b_done, bnext);
       }
     }
-    for (; b_done < pairs; b_done++) convert_b(kb + kKChunk, b_done, bnext);
+    for (; b_done < pairs; b_done++) convert_b(kb + kc, b_done, bnext);
   }
   // Unused tile state makes every context switch save 8 KiB more.
   _tile_release();
@@ -447,18 +450,31 @@ void amx_gemm_run(const uint8_t* w, const uint8_t* act, size_t act_stride, uint3
     }
 }
 
+// One tile pair and one group with 8-block chunks on the stack (26 KiB; worker stacks are
+// 256 KiB): the end of amx_gemm's fallback.
+template <class P>
+__attribute__((noinline)) void amx_gemm_small(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact,
+                                              float* dst, size_t dst_stride, uint32_t k, uint32_t nrows) {
+  constexpr uint32_t kc = 8;
+  alignas(64) uint8_t b[2 * kc * kTileBytes], apad[kc * kTileBytes];
+  alignas(64) float e[2 * kM * kM];
+  amx_gemm_run<P>(w, act, act_stride, nact, dst, dst_stride, k, nrows, kc, b, apad, e);
+}
+
 // vec_gemm_fn over bf16 activation rows (HTP_ACT_BF16, any nact). When the per-thread buffers
 // cannot grow, the weight rows and then the activation rows are halved (an output does not
-// depend on the split) down to one tile pair and one group, whose buffers fit the stack.
+// depend on the split or the chunk) down to one tile pair and one group (amx_gemm_small).
 template <class P>
 void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact, float* dst, size_t dst_stride,
               uint32_t k, uint32_t nrows) {
   const uint32_t pairs = (nrows + 2 * R - 1) / (2 * R), groups = (nact + kM - 1) / kM;
   const bool edges = nrows % (2 * R) != 0 || nact % kM != 0;
-  uint8_t* bbuf = t_bbuf.get(2 * (size_t)pairs * kKChunk * kTileBytes);
+  const size_t chunk_bytes = (size_t)kKChunk * kTileBytes;
+  uint8_t* bbuf = t_bbuf.get((2 * (size_t)pairs + 1) * chunk_bytes);
   float* ebuf = edges ? (float*)t_edges.get((size_t)(groups + pairs) * kTileBytes) : nullptr;
   if (bbuf != nullptr && (ebuf != nullptr || !edges)) {
-    amx_gemm_run<P>(w, act, act_stride, nact, dst, dst_stride, k, nrows, bbuf, ebuf);
+    amx_gemm_run<P>(w, act, act_stride, nact, dst, dst_stride, k, nrows, kKChunk, bbuf,
+                    bbuf + 2 * (size_t)pairs * chunk_bytes, ebuf);
   } else if (pairs > 1) {
     const uint32_t half = pairs / 2 * 2 * R;
     amx_gemm<P>(w, act, act_stride, nact, dst, dst_stride, k, half);
@@ -469,9 +485,7 @@ void amx_gemm(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t 
     amx_gemm<P>(w, act, act_stride, half, dst, dst_stride, k, nrows);
     amx_gemm<P>(w, act + half * act_stride, act_stride, nact - half, dst + half * dst_stride, dst_stride, k, nrows);
   } else {
-    alignas(64) uint8_t b[2 * kKChunk * kTileBytes];
-    alignas(64) float e[2 * kM * kM];
-    amx_gemm_run<P>(w, act, act_stride, nact, dst, dst_stride, k, nrows, b, e);
+    amx_gemm_small<P>(w, act, act_stride, nact, dst, dst_stride, k, nrows);
   }
 }
 
