@@ -450,8 +450,8 @@ void amx_gemm_run(const uint8_t* w, const uint8_t* act, size_t act_stride, uint3
     }
 }
 
-// One tile pair and one group with 8-block chunks on the stack (26 KiB; worker stacks are
-// 256 KiB): the end of amx_gemm's fallback.
+// One tile pair and one group with 8-block chunks on the stack (26 KiB, where 64-block ones
+// would take 194 KiB of a worker's stack): the end of amx_gemm's fallback.
 template <class P>
 __attribute__((noinline)) void amx_gemm_small(const uint8_t* w, const uint8_t* act, size_t act_stride, uint32_t nact,
                                               float* dst, size_t dst_stride, uint32_t k, uint32_t nrows) {
