@@ -6,8 +6,11 @@
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; only called after
 // htp_vec_select() has seen those features and the OS's ZMM state support.
 #define VEC_DOT 2
-// The ymm GEMV (AMD) reads one weight stream and keeps x86_kernels.h's 4 KiB prefetch distance:
-// on a Zen 5, 2 KiB (the zmm GEMV's, kZPrefetch) lost 2-10% of whole-model generation.
+// The ymm GEMV (AMD) keeps the one weight stream and 4 KiB prefetch distance it was measured
+// with on a Zen 5, where 2 KiB (the zmm GEMV's, kZPrefetch) lost 2-10% of whole-model
+// generation; x86_kernels.h's two streams 1 KiB ahead were measured on a Zen 3 only.
+#define VEC_GEMV_STREAMS 1
+#define VEC_PREFETCH 4096
 // GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
 // pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
 #if defined(__GNUC__) && !defined(__clang__)
