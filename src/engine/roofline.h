@@ -44,7 +44,7 @@ class ReadProbe {
 
   // GB/s: the best of `passes` passes of every reader configuration (the roofline's figure).
   double best_gbps(int passes) const;
-  // GB/s: the better of one pass each of two readers (~0.1 s).
+  // GB/s: the best of one pass each of the quick readers (~0.15 s).
   double quick_gbps() const;
 
  private:
