@@ -59,24 +59,36 @@ constexpr int kQuickReaders[] = {1, 4, 6};
 // stream leaves a core's fill buffers idle while it waits on the next page. The best count and
 // distance differ between machines (and between VMs of one machine), so the probe tries a few
 // and keeps the fastest: the figure is what a well-written reader gets here.
+typedef long long v4 __attribute__((vector_size(32)));
+
+// Adds the 64-byte line at q into a stream's two accumulators.
+__attribute__((target("avx2"), always_inline)) inline void add_line(const uint8_t* q, v4* acc) {
+  v4 x0, x1;
+  std::memcpy(&x0, q, 32);
+  std::memcpy(&x1, q + 32, 32);
+  acc[0] += x0, acc[1] += x1;
+}
+
+// The readers' result, so that no load is dead.
+template <int Streams>
+__attribute__((target("avx2"), always_inline)) inline uint64_t fold(const v4 (&acc)[Streams][2]) {
+  v4 t = {0, 0, 0, 0};
+  for (auto& a : acc) t += a[0] + a[1];
+  return static_cast<uint64_t>(t[0] + t[1] + t[2] + t[3]);
+}
+
 template <int Streams>
 __attribute__((target("avx2"))) uint64_t read_sum_avx2(const uint8_t* p, size_t bytes, size_t ahead) {
-  typedef long long v4 __attribute__((vector_size(32)));
   v4 acc[Streams][2] = {};
   const size_t per = bytes / Streams / 64 * 64;
   for (size_t i = 0; i < per; i += 64) {
     for (int s = 0; s < Streams; ++s) {
       const uint8_t* q = p + s * per + i;
       if (ahead != 0) __builtin_prefetch(q + ahead);
-      v4 x0, x1;
-      std::memcpy(&x0, q, 32);
-      std::memcpy(&x1, q + 32, 32);
-      acc[s][0] += x0, acc[s][1] += x1;
+      add_line(q, acc[s]);
     }
   }
-  v4 t = {0, 0, 0, 0};
-  for (auto& a : acc) t += a[0] + a[1];
-  return static_cast<uint64_t>(t[0] + t[1] + t[2] + t[3]);
+  return fold(acc);
 }
 
 // Two streams in alternate chunks of Chunk bytes: stream 0 reads chunks 0, 2, 4, ..., stream 1
@@ -85,7 +97,6 @@ __attribute__((target("avx2"))) uint64_t read_sum_avx2(const uint8_t* p, size_t 
 // stream, and faster than two streams far apart (share / 2: 256 MiB).
 template <size_t Chunk>
 __attribute__((target("avx2"))) uint64_t read_chunks_avx2(const uint8_t* p, size_t bytes, size_t ahead) {
-  typedef long long v4 __attribute__((vector_size(32)));
   v4 acc[2][2] = {};
   size_t base = 0;
   for (; base + 2 * Chunk <= bytes; base += 2 * Chunk)
@@ -93,20 +104,10 @@ __attribute__((target("avx2"))) uint64_t read_chunks_avx2(const uint8_t* p, size
       for (int s = 0; s < 2; ++s) {
         const uint8_t* q = p + base + s * Chunk + i;
         if (ahead != 0) __builtin_prefetch(q + ahead);
-        v4 x0, x1;
-        std::memcpy(&x0, q, 32);
-        std::memcpy(&x1, q + 32, 32);
-        acc[s][0] += x0, acc[s][1] += x1;
+        add_line(q, acc[s]);
       }
-  for (; base + 64 <= bytes; base += 64) {  // the tail (shares are whole pages), one stream
-    v4 x0, x1;
-    std::memcpy(&x0, p + base, 32);
-    std::memcpy(&x1, p + base + 32, 32);
-    acc[0][0] += x0, acc[0][1] += x1;
-  }
-  v4 t = {0, 0, 0, 0};
-  for (auto& a : acc) t += a[0] + a[1];
-  return static_cast<uint64_t>(t[0] + t[1] + t[2] + t[3]);
+  for (; base + 64 <= bytes; base += 64) add_line(p + base, acc[0]);  // the tail (shares are whole pages)
+  return fold(acc);
 }
 
 struct ReadConfig {

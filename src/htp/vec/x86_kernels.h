@@ -552,18 +552,19 @@ void gemm_cols(const uint8_t* w, const uint8_t* act, size_t act_stride, float* d
 // with tile t + half (the two lanes of NT = 2; their distance is the halves'), so the hardware
 // prefetchers follow two streams half a weight unit apart. On a Zen 3 (AVX2) one core read
 // 64 KiB-apart streams 1.5x faster than a single one (26 vs 17 GB/s), and generation ran
-// 1.05-1.27x faster (DESIGN §7). An odd last tile, or every tile with one stream, goes alone.
+// 1.05-1.27x faster (DESIGN §10). An odd last tile, or every tile with one stream, goes alone.
 constexpr uint32_t kGemvStreams = VEC_GEMV_STREAMS;
 static_assert(kGemvStreams == 1 || kGemvStreams == 2, "GEMV reads one or two weight streams");
 
 template <uint32_t T>
 void gemv_q(const uint8_t* w, const uint8_t* act, float* dst, uint32_t k, uint32_t nrows) {
   const size_t rb = htp_tile_row_bytes(T, k);
+  const uint32_t nb = k / htp_tile_info(T).kblock;
   const uint32_t half = kGemvStreams == 2 ? (nrows + R - 1) / R / 2 : 0;
   const act_t<T>* a[1] = {(const act_t<T>*)act};
   for (uint32_t t = 0; t < half; t++) {
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    tile_any<T, 2, 1>(w + t * rb, half * rb, a, k / htp_tile_info(T).kblock, acc);
+    tile_any<T, 2, 1>(w + t * rb, half * rb, a, nb, acc);
     _mm256_storeu_ps(dst + t * R, acc[0]);
     store_rows(dst + (t + half) * R, acc[1], nrows - (t + half) * R);
   }
