@@ -242,10 +242,10 @@ int bench(const BenchOptions& o) {
   std::printf("\nroofline (measured now):\n");
   for (int threads : thread_list) {
     const Roofline r = measure_roofline(threads);
-    std::printf("  %d thread%s: read bandwidth %.1f GB/s (%.1f on 4 KiB pages), int8 dot peak %.0f GOP/s (%s), f32 FMA "
-                "peak %.0f GFLOP/s (%s)\n",
-                threads, threads == 1 ? "" : "s", r.read_gbps, r.read_gbps_4k, r.int8_gops, r.int8_isa, r.f32_gflops,
-                r.f32_isa);
+    std::printf("  %d thread%s: read bandwidth %.1f GB/s (%s; %.1f on 4 KiB pages), int8 dot peak %.0f GOP/s (%s), "
+                "f32 FMA peak %.0f GFLOP/s (%s)\n",
+                threads, threads == 1 ? "" : "s", r.read_gbps, r.read_reader, r.read_gbps_4k, r.int8_gops, r.int8_isa,
+                r.f32_gflops, r.f32_isa);
     if (r.tile_int8_gops > 0)
       std::printf("    matrix unit: int8 peak %.0f GOP/s (%s), %.1fx the dot peak; bf16 peak %.0f GFLOP/s (AMX tdpbf16ps)\n",
                   r.tile_int8_gops, r.tile_int8_isa, r.tile_int8_gops / r.int8_gops, r.tile_bf16_gflops);

@@ -113,11 +113,17 @@ __attribute__((target("avx2"))) uint64_t read_chunks_avx2(const uint8_t* p, size
 struct ReadConfig {
   uint64_t (*fn)(const uint8_t*, size_t, size_t);
   size_t ahead;
+  const char* name;  // how it reads, for the roofline line
 };
 constexpr ReadConfig kReadConfigs[] = {
-    {read_sum_avx2<1>, 4096}, {read_sum_avx2<2>, 1024}, {read_sum_avx2<4>, 1024},
-    {read_sum_avx2<4>, 4096}, {read_sum_avx2<8>, 1024}, {read_sum_avx2<8>, 0},
-    {read_chunks_avx2<64 << 10>, 0}, {read_chunks_avx2<64 << 10>, 1024},
+    {read_sum_avx2<1>, 4096, "1 stream, 4 KiB ahead"},
+    {read_sum_avx2<2>, 1024, "2 streams, 1 KiB ahead"},
+    {read_sum_avx2<4>, 1024, "4 streams, 1 KiB ahead"},
+    {read_sum_avx2<4>, 4096, "4 streams, 4 KiB ahead"},
+    {read_sum_avx2<8>, 1024, "8 streams, 1 KiB ahead"},
+    {read_sum_avx2<8>, 0, "8 streams, no prefetch"},
+    {read_chunks_avx2<64 << 10>, 0, "2 streams in 64 KiB chunks, no prefetch"},
+    {read_chunks_avx2<64 << 10>, 1024, "2 streams in 64 KiB chunks, 1 KiB ahead"},
 };
 static_assert(*std::max_element(std::begin(kQuickReaders), std::end(kQuickReaders)) < (int)std::size(kReadConfigs));
 
@@ -333,12 +339,25 @@ int ReadProbe::n_configs() const {
 }
 
 // The best pass of every reader configuration (after a warm-up pass).
-double ReadProbe::best_gbps(int passes) const {
+double ReadProbe::best_gbps(int passes, const char** reader) const {
   pass_gbps(n_configs() > 1 ? kQuickReaders[0] : 0);
   double best = 0;
+  int best_config = 0;
   for (int c = 0; c < n_configs(); ++c)
-    for (int pass = 0; pass < passes; ++pass) best = std::max(best, pass_gbps(c));
+    for (int pass = 0; pass < passes; ++pass) {
+      const double rate = pass_gbps(c);
+      if (rate > best) best = rate, best_config = c;
+    }
+  if (reader != nullptr) *reader = config_name(best_config);
   return best;
+}
+
+const char* ReadProbe::config_name(int config) const {
+#if defined(__x86_64__)
+  if (avx2_) return kReadConfigs[config].name;
+#endif
+  (void)config;
+  return "1 scalar stream";
 }
 
 // One pass of each quick reader: ~0.1 s at 20 GB/s.
@@ -355,7 +374,9 @@ namespace {
 // `huge`: ask for huge pages (4 KiB pages cost a TLB walk every 64 lines and stop the hardware
 // prefetchers at every page); else 4 KiB pages, as memory the kernel gives no huge pages gets
 // (shared memfd memory where shmem THP is off, like the HTP weight pool).
-double read_bandwidth(int threads, bool huge) { return ReadProbe(threads, huge).best_gbps(2); }
+double read_bandwidth(int threads, bool huge, const char** reader) {
+  return ReadProbe(threads, huge).best_gbps(2, reader);
+}
 
 }  // namespace
 
@@ -369,10 +390,12 @@ Roofline measure_roofline(int threads) {
   const bool avx2 = false;
 #endif
 
-  r.read_gbps_4k = read_bandwidth(threads, false);
+  const char* reader_4k = "";
+  r.read_gbps_4k = read_bandwidth(threads, false, &reader_4k);
   // Where the kernel grants no huge page the first probe ran on 4 KiB pages too: the machine's
   // figure is the better of the two (a pass another process slowed is not the limit).
-  r.read_gbps = std::max(read_bandwidth(threads, true), r.read_gbps_4k);
+  r.read_gbps = read_bandwidth(threads, true, &r.read_reader);
+  if (r.read_gbps_4k > r.read_gbps) r.read_gbps = r.read_gbps_4k, r.read_reader = reader_4k;
 
 #if defined(__x86_64__)
   // The best int8 dot instruction the CPU has, and the widest F32 FMA.

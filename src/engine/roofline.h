@@ -11,6 +11,7 @@ struct Roofline {
   int threads = 1;
   double read_gbps = 0;      // GB/s (1e9 bytes) streaming a buffer far larger than the caches, huge pages where given
   double read_gbps_4k = 0;   // the same on 4 KiB pages (what memory without huge pages reaches)
+  const char* read_reader = "";  // the reader that reached read_gbps (streams, prefetch distance)
   double int8_gops = 0;      // int8 ops/s (a multiply-add counts 2), register-only, all threads (per-thread CPU time)
   const char* int8_isa = "";  // the instruction the peak was measured with (the CPU's best)
   double f32_gflops = 0;      // F32 FMA peak (a fused multiply-add counts 2), as int8_gops
@@ -42,8 +43,9 @@ class ReadProbe {
   ReadProbe(const ReadProbe&) = delete;
   ReadProbe& operator=(const ReadProbe&) = delete;
 
-  // GB/s: the best of `passes` passes of every reader configuration (the roofline's figure).
-  double best_gbps(int passes) const;
+  // GB/s: the best of `passes` passes of every reader configuration (the roofline's figure);
+  // `reader`, if given, gets the name of the one that reached it.
+  double best_gbps(int passes, const char** reader = nullptr) const;
   // GB/s: the best of one pass each of the quick readers (~0.15 s).
   double quick_gbps() const;
 
@@ -51,6 +53,7 @@ class ReadProbe {
   static constexpr size_t kBytes = size_t{1} << 30;
   double pass_gbps(int config) const;
   int n_configs() const;
+  const char* config_name(int config) const;
   int threads_;
   bool avx2_ = false;
   void* mem_;
