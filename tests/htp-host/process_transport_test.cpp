@@ -135,9 +135,10 @@ TEST_F(HtpProcess, HandshakeReportsTheSession) {
   EXPECT_EQ(hw.vtcm_size, 1u << 20);
   EXPECT_EQ(hw.window_size, 16u << 20);
   // The device process picks its kernels on this same CPU and environment (the values are 0
-  // unless that is the amx table, so only an AMX machine sees nonzero fields cross the wire).
+  // unless that is the amx table, or the avx512 table's ymm GEMV on AMD for the GEMV unit).
   EXPECT_EQ(hw.gemm.min_pass_rows, htp::htp_vec_select().gemm_prefs.min_pass_rows);
   EXPECT_EQ(hw.gemm.bf16_min_rows, htp::htp_vec_select().gemm_prefs.bf16_min_rows);
+  EXPECT_EQ(hw.gemm.gemv_unit_bytes, htp::htp_vec_select().gemm_prefs.gemv_unit_bytes);
   EXPECT_STREQ(transport_->name(), "process");
   const int pid = transport_->device_pid();
   ASSERT_GT(pid, 0);

@@ -11,10 +11,12 @@ enum htp_dma_mode : uint32_t {
   HTP_DMA_MODE_COUNT
 };
 
-// How the device's GEMM wants its matmuls planned (its kernel table's choice).
+// How the device's GEMM and GEMV want their matmuls planned (its kernel table's choice).
 struct htp_gemm_prefs {
-  uint32_t min_pass_rows;  // activation rows a GEMM pass over the weights should carry (0: any)
-  uint32_t bf16_min_rows;  // act rows from which quantized matmuls take HTP_ACT_BF16 (0: never)
+  uint32_t min_pass_rows;    // activation rows a GEMM pass over the weights should carry (0: any)
+  uint32_t bf16_min_rows;    // act rows from which quantized matmuls take HTP_ACT_BF16 (0: never)
+  uint32_t gemv_unit_bytes;  // weight bytes per GEMV (decode) unit (0: HTP_MM_GEMV_UNIT_BYTES)
+  uint32_t reserved;         // 0
 };
 
 struct htp_hwinfo {
@@ -27,4 +29,4 @@ struct htp_hwinfo {
   uint32_t n_banks;
   htp_gemm_prefs gemm;
 };
-static_assert(sizeof(htp_hwinfo) == 40 && sizeof(htp_hwinfo) % 8 == 0, "htp_hwinfo layout");
+static_assert(sizeof(htp_hwinfo) == 48 && sizeof(htp_hwinfo) % 8 == 0, "htp_hwinfo layout");

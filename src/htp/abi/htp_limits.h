@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 // Bumped whenever any struct, enum value or message rule in src/htp/abi changes.
-inline constexpr uint32_t HTP_ABI_VERSION = 5;  // 2: fused ops with several outputs; 3: multi-device header and response; 4: hwinfo names the GEMM pass rows; 5: bf16 activations (matmul config, hwinfo)
+inline constexpr uint32_t HTP_ABI_VERSION = 6;  // 2: fused ops with several outputs; 3: multi-device header and response; 4: hwinfo names the GEMM pass rows; 5: bf16 activations (matmul config, hwinfo); 6: hwinfo names the GEMV unit size
 
 inline constexpr uint32_t HTP_MAX_THREADS = 16;  // worker threads per session (incl. the caller)
 inline constexpr uint32_t HTP_MAX_BANKS = 16;    // pool banks a tensor can name

@@ -40,7 +40,8 @@
 inline constexpr uint32_t HTP_MM_MAX_PREFETCH = 4;  // weight units in flight per worker
 inline constexpr uint32_t HTP_MM_OUT_SLOTS = 2;     // outputs: compute one while the other drains
 inline constexpr uint32_t HTP_MM_QUANT_SLOTS = 2;   // quant staging: double-buffered
-// Weight bytes per unit. GEMV (decode) only amortizes the per-unit overhead. GEMM re-reads a
+// Weight bytes per unit. GEMV (decode) only amortizes the per-unit overhead, unless the device's
+// GEMV splits a unit into weight streams (htp_gemm_prefs::gemv_unit_bytes). GEMM re-reads a
 // unit once per group of act rows, so it must stay in the L2 (host) / fit VTCM (NPU), and it
 // streams all act rows of the chunk once per unit, so a unit of few rows (long K) makes the act
 // stream, not the dot units, the limit.
@@ -281,7 +282,8 @@ constexpr htp_status htp_mm_params_build(uint32_t opcode, const htp_tensor& dst,
   const hexllm::htp::htp_tile_desc& td = hexllm::htp::htp_tile_info(s.tile);
   const uint32_t threads = max_threads < s.n_tiles ? max_threads : s.n_tiles;
   const uint64_t row_bytes = hexllm::htp::htp_tile_row_bytes(s.tile, s.k);
-  const uint64_t unit_target = s.rows >= HTP_MM_GEMM_MIN_ROWS ? HTP_MM_GEMM_UNIT_BYTES : HTP_MM_GEMV_UNIT_BYTES;
+  const uint64_t gemv_unit = gemm.gemv_unit_bytes != 0 ? gemm.gemv_unit_bytes : HTP_MM_GEMV_UNIT_BYTES;
+  const uint64_t unit_target = s.rows >= HTP_MM_GEMM_MIN_ROWS ? HTP_MM_GEMM_UNIT_BYTES : gemv_unit;
   uint64_t g_max = unit_target / row_bytes;
   const uint64_t tiles_per_thread = htp_mm_div_up(s.n_tiles, threads);
   uint64_t g_cap = tiles_per_thread;

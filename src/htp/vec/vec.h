@@ -56,8 +56,9 @@ struct vec_kernels {
   // per pass over the weights below which this table's GEMM loses to separate passes that each
   // carry all rows (the host then forms no fusion that chunks the rows finer; amx converts the
   // weights per pass); bf16_min_rows, the act rows from which quantized matmuls take bf16
-  // activations and gemm_bf16 (0 for a table without one).
-  htp_gemm_prefs gemm_prefs{0, 0};
+  // activations and gemm_bf16 (0 for a table without one); gemv_unit_bytes, the weight bytes
+  // per decode unit (0: the default), which sets how far apart a GEMV's weight streams run.
+  htp_gemm_prefs gemm_prefs{0, 0, 0, 0};
 
   // Every quantized-weight GEMM the host may pick gives the block-exact sums above.
   bool gemm_exact() const { return gemm_prefs.bf16_min_rows == 0; }

@@ -511,7 +511,7 @@ vec_kernels amx_table() {
   // unfused gate, up and SWIGLU, whose passes carry all 512 rows.
   // Activations in bf16 from one A tile's rows on: converting Q8 blocks again for each weight
   // unit cost as much as the tile products at K = 8192 and 112-row units.
-  k.gemm_prefs = {384, kM};
+  k.gemm_prefs = {384, kM, 0, 0};
   k.quant[HTP_ACT_BF16] = quant_bf16;
   k.mm[HTP_TILE_Q4_0_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQ4_0>;
   k.mm[HTP_TILE_Q4_1_X8 - HTP_TILE_FIRST].gemm_bf16 = amx_gemm<AQ4_1>;

@@ -6,10 +6,9 @@
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; only called after
 // htp_vec_select() has seen those features and the OS's ZMM state support.
 #define VEC_DOT 2
-// The ymm GEMV (AMD) keeps the one weight stream and 4 KiB prefetch distance it was measured
-// with on a Zen 5, where 2 KiB (the zmm GEMV's, kZPrefetch) lost 2-10% of whole-model
-// generation; x86_kernels.h's two streams 1 KiB ahead were measured on a Zen 3 only.
-#define VEC_GEMV_STREAMS 1
+// The ymm GEMV (AMD) reads two weight streams, the halves of a decode unit, 4 KiB ahead, with
+// units of kYmmGemvUnitBytes (the streams 512 KiB apart); measured on a Zen 5 (DESIGN §10).
+#define VEC_GEMV_STREAMS 2
 #define VEC_PREFETCH 4096
 // GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused
 // pass-through of _mm512_inserti64x4, which -Wmaybe-uninitialized flags once inlined.
@@ -642,11 +641,19 @@ void zquant_q8_256(const float* x, uint8_t* act, uint32_t k) {
   }
 }
 
+// Decode units of the ymm GEMV. On a Zen 5 (2 vCPUs), tg64 in alternating rounds against one
+// stream in 128 KiB units: 1 MiB units with two streams 1.08-1.17x at 1 thread and 1.07-1.20x
+// at 2 (four presets, medians of 4-10 rounds). Two streams in 128 KiB units, or one stream in
+// 1 MiB units: no faster. 512 KiB or 2 MiB units with two streams 1.03-1.14x, four streams in
+// 1 MiB units 1.07x / 0.98x (1B Q4_0, 3-7 rounds).
+constexpr uint32_t kYmmGemvUnitBytes = 1u << 20;
+
 // zmm_gemv: the GEMV on zmm too (the GEMM's tile-pair kernel), else the ymm GEMV of
 // x86_kernels.h in its EVEX form (vpdpbusd ymm). Both give the same bits.
 constexpr vec_kernels avx512_table(bool zmm_gemv) {
   vec_kernels k = x86_table("avx512");
   k.gemv_variant = zmm_gemv ? "zmm GEMV" : "ymm GEMV";
+  if (!zmm_gemv) k.gemm_prefs.gemv_unit_bytes = kYmmGemvUnitBytes;
   auto set = [&k, zmm_gemv](uint32_t tile, vec_gemv_fn v, vec_gemm_fn m) {
     k.mm[tile - HTP_TILE_FIRST].gemm = m;
     if (zmm_gemv) k.mm[tile - HTP_TILE_FIRST].gemv = v;

@@ -16,7 +16,7 @@
 namespace hexllm::htp::wire {
 
 // Bumped whenever a struct or rule in this file changes (the ABI version covers src/htp/abi).
-inline constexpr uint32_t kWireVersion = 4;  // 2: the device's place in its group; 3: host_cpu, wake_op; 4: longer hwinfo
+inline constexpr uint32_t kWireVersion = 5;  // 2: the device's place in its group; 3: host_cpu, wake_op; 4, 5: longer hwinfo
 inline constexpr uint32_t kHelloMagic = 0x4f4c4548;  // "HELO"
 inline constexpr uint32_t kReplyMagic = 0x594c5052;  // "RPLY"
 inline constexpr uint32_t kBanksMagic = 0x534b4e42;  // "BNKS"
@@ -49,7 +49,7 @@ struct HelloReply {
   uint32_t wire_version;
   htp_hwinfo hwinfo;
 };
-static_assert(sizeof(HelloReply) == 56, "HelloReply layout");
+static_assert(sizeof(HelloReply) == 64, "HelloReply layout");
 
 enum BankOp : uint32_t {
   kBankOpen = 1,   // the bank's memfd is attached; replaces whatever the slot held

@@ -322,7 +322,7 @@ TEST(HtpFusedMatmul, FfnChunksHonourTheDevicesPassRows) {
   int32_t params[HTP_MAX_PARAMS] = {static_cast<int32_t>(HTP_OP_SWIGLU)};
   auto build = [&](uint32_t n, uint32_t pass_rows, htp_mmf_params* p) {
     const FfnDescs ffn(4096, 8192, n);
-    return htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, ffn.tensors(), 2, 16u << 20, p, {pass_rows, 0});
+    return htp_mmf_params_build(HTP_OP_MUL_MAT_FFN, params, ffn.tensors(), 2, 16u << 20, p, {pass_rows, 0, 0, 0});
   };
   htp_mmf_params p{};
   // 16 MiB holds ~170 rows of gate and up results: 512 rows go in chunks of that size...

@@ -262,7 +262,7 @@ TEST(HtpMatmulParams, BuilderAndCheckAgree) {
 // units first); float weights, short batches and other devices keep the tile's own format.
 TEST(HtpMatmulParams, Bf16ActivationsWhereTheDeviceAsks) {
   using namespace hexllm::htp;
-  const htp_gemm_prefs amx{384, 16};
+  const htp_gemm_prefs amx{384, 16, 0, 0};
   auto build = [&](uint32_t tile, uint32_t k, uint32_t m, uint32_t n, uint32_t vtcm, const htp_gemm_prefs& g,
                    htp_mm_params* p) {
     const htp_tensor w = tensor(tile, {k, m}, 4, htp_tiled_size(tile, m, k));
@@ -318,6 +318,36 @@ TEST(HtpMatmulParams, Bf16ActivationsWhereTheDeviceAsks) {
   bad = p;
   bad.cfg.act = HTP_ACT_Q8_256;
   EXPECT_EQ(htp_mm_params_check(bad, s, 2, 8u << 20), HTP_ERR_INVALID_PARAMS);
+}
+
+// A device that asks for other decode units (htp_hwinfo's gemm.gemv_unit_bytes: the avx512
+// ymm GEMV's two weight streams run half a unit apart) gets units up to that size for one act
+// row, still a quarter of a worker's range at most when workers share the op; batches keep the
+// GEMM's units.
+TEST(HtpMatmulParams, GemvUnitsOfTheDevicesSize) {
+  using namespace hexllm::htp;
+  const htp_gemm_prefs big{0, 0, 1u << 20, 0};
+  const htp_tensor w = tensor(HTP_TILE_Q4_0_X8, {2048, 8192}, 4, htp_tiled_size(HTP_TILE_Q4_0_X8, 8192, 2048));
+  const uint64_t row_bytes = htp_tile_row_bytes(HTP_TILE_Q4_0_X8, 2048);
+  auto unit_bytes = [&](uint32_t n, uint32_t threads, const htp_gemm_prefs& g) {
+    const htp_tensor x = tensor(HTP_TYPE_F32, {2048, n}, 4);
+    const htp_tensor y = tensor(HTP_TYPE_F32, {8192, n}, 4);
+    htp_mm_params p{};
+    EXPECT_EQ(htp_mm_params_build(HTP_OP_MUL_MAT, y, w, x, nullptr, threads, 8u << 20, &p, g), HTP_OK);
+    htp_mm_shape s{};
+    EXPECT_EQ(htp_mm_shape_build(HTP_OP_MUL_MAT, y, w, x, nullptr, &s), HTP_OK);
+    EXPECT_EQ(htp_mm_params_check(p, s, threads, 8u << 20), HTP_OK);
+    return p.cfg.group_tiles * row_bytes;
+  };
+  EXPECT_LE(unit_bytes(1, 1, {}), HTP_MM_GEMV_UNIT_BYTES);
+  EXPECT_GT(unit_bytes(1, 1, {}), HTP_MM_GEMV_UNIT_BYTES / 2);
+  EXPECT_LE(unit_bytes(1, 1, big), 1u << 20);
+  EXPECT_GT(unit_bytes(1, 1, big), 1u << 19);
+  // 2 workers: a quarter of 4.5 MiB each.
+  const uint64_t quarter = 8192 / 8 / 2 / HTP_MM_GEMV_UNITS_PER_THREAD * row_bytes;
+  EXPECT_LE(unit_bytes(1, 2, big), quarter);
+  EXPECT_GT(unit_bytes(1, 2, big), unit_bytes(1, 2, {}));
+  EXPECT_EQ(unit_bytes(64, 2, big), unit_bytes(64, 2, {}));
 }
 
 // The dynamic split's plan: worker w's units cover its range of row tiles once, front to back,
