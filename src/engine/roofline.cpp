@@ -117,11 +117,11 @@ struct ReadConfig {
 };
 constexpr ReadConfig kReadConfigs[] = {
     {read_sum_avx2<1>, 4096, "1 stream, 4 KiB ahead"},
-    {read_sum_avx2<2>, 1024, "2 streams, 1 KiB ahead"},
-    {read_sum_avx2<4>, 1024, "4 streams, 1 KiB ahead"},
-    {read_sum_avx2<4>, 4096, "4 streams, 4 KiB ahead"},
-    {read_sum_avx2<8>, 1024, "8 streams, 1 KiB ahead"},
-    {read_sum_avx2<8>, 0, "8 streams, no prefetch"},
+    {read_sum_avx2<2>, 1024, "2 streams far apart, 1 KiB ahead"},
+    {read_sum_avx2<4>, 1024, "4 streams far apart, 1 KiB ahead"},
+    {read_sum_avx2<4>, 4096, "4 streams far apart, 4 KiB ahead"},
+    {read_sum_avx2<8>, 1024, "8 streams far apart, 1 KiB ahead"},
+    {read_sum_avx2<8>, 0, "8 streams far apart, no prefetch"},
     {read_chunks_avx2<64 << 10>, 0, "2 streams in 64 KiB chunks, no prefetch"},
     {read_chunks_avx2<64 << 10>, 1024, "2 streams in 64 KiB chunks, 1 KiB ahead"},
 };

@@ -7,7 +7,7 @@
 // htp_vec_select() has seen those features and the OS's ZMM state support.
 #define VEC_DOT 2
 // The ymm GEMV (AMD) reads two weight streams, the halves of a decode unit, 4 KiB ahead, with
-// units of kYmmGemvUnitBytes (the streams 512 KiB apart); measured on a Zen 5 (DESIGN §10).
+// decode units of kYmmGemvUnitBytes (the streams half a unit apart); measured on a Zen 5 (DESIGN §10).
 #define VEC_GEMV_STREAMS 2
 #define VEC_PREFETCH 4096
 // GCC 12's avx512fintrin.h passes a self-initialized "undefined" vector as the unused

@@ -327,11 +327,12 @@ TEST(HtpMatmulParams, Bf16ActivationsWhereTheDeviceAsks) {
 TEST(HtpMatmulParams, GemvUnitsOfTheDevicesSize) {
   using namespace hexllm::htp;
   const htp_gemm_prefs big{0, 0, 1u << 20, 0};
-  const htp_tensor w = tensor(HTP_TILE_Q4_0_X8, {2048, 8192}, 4, htp_tiled_size(HTP_TILE_Q4_0_X8, 8192, 2048));
   const uint64_t row_bytes = htp_tile_row_bytes(HTP_TILE_Q4_0_X8, 2048);
-  auto unit_bytes = [&](uint32_t n, uint32_t threads, const htp_gemm_prefs& g) {
+  // Q4_0 [2048 x m]: row tiles of 9 KiB.
+  auto unit_bytes = [&](uint32_t n, uint32_t threads, const htp_gemm_prefs& g, uint32_t m = 8192) {
+    const htp_tensor w = tensor(HTP_TILE_Q4_0_X8, {2048, m}, 4, htp_tiled_size(HTP_TILE_Q4_0_X8, m, 2048));
     const htp_tensor x = tensor(HTP_TYPE_F32, {2048, n}, 4);
-    const htp_tensor y = tensor(HTP_TYPE_F32, {8192, n}, 4);
+    const htp_tensor y = tensor(HTP_TYPE_F32, {m, n}, 4);
     htp_mm_params p{};
     EXPECT_EQ(htp_mm_params_build(HTP_OP_MUL_MAT, y, w, x, nullptr, threads, 8u << 20, &p, g), HTP_OK);
     htp_mm_shape s{};
@@ -343,9 +344,10 @@ TEST(HtpMatmulParams, GemvUnitsOfTheDevicesSize) {
   EXPECT_GT(unit_bytes(1, 1, {}), HTP_MM_GEMV_UNIT_BYTES / 2);
   EXPECT_LE(unit_bytes(1, 1, big), 1u << 20);
   EXPECT_GT(unit_bytes(1, 1, big), 1u << 19);
-  // 2 workers: a quarter of 4.5 MiB each.
-  const uint64_t quarter = 8192 / 8 / 2 / HTP_MM_GEMV_UNITS_PER_THREAD * row_bytes;
-  EXPECT_LE(unit_bytes(1, 2, big), quarter);
+  // 2 workers on 4096 rows: a quarter of each one's 2.25 MiB (576 KiB) caps the 1 MiB.
+  const uint64_t quarter = 4096 / 8 / 2 / HTP_MM_GEMV_UNITS_PER_THREAD * row_bytes;
+  EXPECT_LE(unit_bytes(1, 2, big, 4096), quarter);
+  EXPECT_GT(unit_bytes(1, 2, big, 4096), quarter / 2);
   EXPECT_GT(unit_bytes(1, 2, big), unit_bytes(1, 2, {}));
   EXPECT_EQ(unit_bytes(64, 2, big), unit_bytes(64, 2, {}));
 }
