@@ -222,7 +222,9 @@ std::unique_ptr<backend::Buffer> Pool::allocate_packed(Region region, uint64_t b
 std::unique_ptr<backend::Buffer> Pool::take(uint32_t bank, uint64_t offset, uint64_t bytes, uint64_t need) {
   Bank& b = banks_[bank];
   b.used += need;
-  std::memset(b.base + offset, 0, need);
+  const uint64_t end = offset + need;
+  if (offset < b.handed_out_end) std::memset(b.base + offset, 0, std::min(end, b.handed_out_end) - offset);
+  b.handed_out_end = std::max(b.handed_out_end, end);
   return std::make_unique<PoolBuffer>(*this, bank, offset, bytes, need);
 }
 
@@ -232,6 +234,7 @@ std::unique_ptr<backend::Buffer> Pool::take_fresh(uint32_t bank, uint64_t bytes,
   b.free.erase(b.free.begin());
   if (b.size > need) b.free[need] = b.size - need;
   b.used = need;
+  b.handed_out_end = need;
   return std::make_unique<PoolBuffer>(*this, bank, 0, bytes, need);
 }
 

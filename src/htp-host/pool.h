@@ -26,6 +26,9 @@ struct Bank {
   Region region = Region::Compute;
   std::map<uint64_t, uint64_t> free;  // offset -> bytes, coalesced
   uint64_t used = 0;
+  // Bytes from the start that a buffer has ever covered; beyond them the bank still reads as
+  // the zeros it was made with, so a new buffer there needs no memset (and commits no pages).
+  uint64_t handed_out_end = 0;
 };
 
 class Pool {
