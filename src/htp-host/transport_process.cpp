@@ -10,7 +10,9 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -419,11 +421,20 @@ void ProcessTransport::stop() {
     __atomic_store_n(&ctl_->command, static_cast<uint32_t>(wire::kCmdExit), __ATOMIC_RELAXED);
     __atomic_store_n(&ctl_->doorbell, ++seq_, __ATOMIC_SEQ_CST);
     wire::futex_wake(&ctl_->doorbell);
+    // A pidfd turns readable the moment the device exits; without one (kernels before 5.3),
+    // look every millisecond.
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
     const uint64_t deadline = now_ns() + static_cast<uint64_t>(kExitMs) * 1000000u;
     while (!reap(false) && now_ns() < deadline) {
-      timespec ts{0, 1000000};
-      ::nanosleep(&ts, nullptr);
+      if (pidfd >= 0) {
+        pollfd p{pidfd, POLLIN, 0};
+        ::poll(&p, 1, static_cast<int>((deadline - std::min(deadline, now_ns())) / 1000000u) + 1);
+      } else {
+        timespec ts{0, 1000000};
+        ::nanosleep(&ts, nullptr);
+      }
     }
+    if (pidfd >= 0) ::close(pidfd);
     if (alive_) {
       ::kill(pid_, SIGKILL);
       reap(true);
