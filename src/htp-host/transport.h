@@ -85,14 +85,20 @@ class Transport {
     (void)d;
     return *this;
   }
+  // For a group, which starts and stops its devices side by side: waits until a device made
+  // with `await_device = false` has answered its handshake (throws as the factory would), and
+  // asks the device to exit without waiting for it (the destructor waits).
+  virtual void await_started() {}
+  virtual void request_stop() {}
 };
 
 // Device threads in this process; the caller is worker 0 of the session.
 std::unique_ptr<Transport> make_inproc_transport(const Pool& pool, const SessionOptions& opts);
 
 // A hexllm-htp process per session. Its control block lives in the pool's message region,
-// so batch messages must too. Throws hexllm::Error when the device cannot start.
-std::unique_ptr<Transport> make_process_transport(Pool& pool, const SessionOptions& opts);
+// so batch messages must too. Throws hexllm::Error when the device cannot start; with
+// `await_device = false`, await_started() does the waiting and throws instead.
+std::unique_ptr<Transport> make_process_transport(Pool& pool, const SessionOptions& opts, bool await_device = true);
 
 // opts.n_devices (2..HTP_MDEV_MAX) sessions of `kind` ("inproc" or "process") over the one pool,
 // called together with the same message; a fence region in the pool's message region joins them.

@@ -30,8 +30,10 @@ class GroupTransport final : public Transport {
     for (uint32_t d = 0; d < n_; ++d) {
       SessionOptions o = opts;
       o.mdev_idx = d;
-      members_.push_back(kind == "process" ? make_process_transport(pool, o) : make_inproc_transport(pool, o));
+      members_.push_back(kind == "process" ? make_process_transport(pool, o, false) : make_inproc_transport(pool, o));
     }
+    // The device processes start side by side: each spawn and handshake takes milliseconds.
+    for (auto& m : members_) m->await_started();
     results_.resize(n_);
     for (uint32_t d = 1; d < n_; ++d) helpers_.emplace_back([this, d] { helper(d); });
   }
@@ -43,6 +45,7 @@ class GroupTransport final : public Transport {
     }
     go_cv_.notify_all();
     for (auto& t : helpers_) t.join();
+    for (auto& m : members_) m->request_stop();  // they exit side by side; each destructor waits
   }
 
   const char* name() const override { return members_[0]->name(); }

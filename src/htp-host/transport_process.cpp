@@ -76,14 +76,15 @@ htp_response* response_of(uint8_t* msg, size_t bytes, uint32_t device) {
 
 class ProcessTransport final : public Transport {
  public:
-  ProcessTransport(Pool& pool, const SessionOptions& opts)
+  ProcessTransport(Pool& pool, const SessionOptions& opts, bool await_device)
       : pool_(pool), opts_(opts), command_(device_command(opts.target, opts.device_path)), binary_(command_.back()), id_(++g_sessions),
         window_(opts.window_bytes) {
     control_buf_ = pool_.allocate(Region::Messages, sizeof(wire::Control));
     ctl_ = static_cast<wire::Control*>(control_buf_->data());
     if (!pool_.locate(ctl_, sizeof(wire::Control), &control_bank_, &control_offset_))
       fail("HTP process session: the control block is not in the pool");
-    start();
+    begin_start();
+    if (await_device) await_started();
   }
 
   ~ProcessTransport() override { stop(); }
@@ -102,15 +103,21 @@ class ProcessTransport final : public Transport {
 
   bool restart() override {
     stop();
-    start();
+    begin_start();
+    await_started();
     return true;
   }
 
+  void await_started() override;
+  void request_stop() override;
+
  private:
-  void start();
+  // Spawns the device and sends the handshake; await_started() takes the answer.
+  void begin_start();
   void stop();
   void spawn();
-  void handshake();
+  void send_hello();
+  void take_reply();
   uint32_t send_bank_updates();
   htp_status wait_done(uint32_t seq, uint8_t* message, size_t bytes);
   // Reaps the device if it has exited (or waits for it with `block`); true once reaped.
@@ -130,6 +137,7 @@ class ProcessTransport final : public Transport {
   pid_t pid_ = 0;
   int sock_ = -1;
   bool alive_ = false;      // spawned and not yet reaped
+  bool exit_requested_ = false;
   std::string down_reason_;  // why the session is down, for calls after a fault
   uint32_t seq_ = 0;
   uint64_t expect_ns_ = 0;  // the next call's expected device time, 0 when unknown
@@ -138,16 +146,26 @@ class ProcessTransport final : public Transport {
   std::vector<WindowStep> steps_;
 };
 
-void ProcessTransport::start() {
+void ProcessTransport::begin_start() {
   std::memset(ctl_, 0, sizeof(wire::Control));
   ctl_->host_cpu = -1;
   seq_ = 0;
   device_serial_.fill(0);
   window_.forget();
   down_reason_.clear();
+  exit_requested_ = false;
   spawn();
   try {
-    handshake();
+    send_hello();
+  } catch (...) {
+    stop();
+    throw;
+  }
+}
+
+void ProcessTransport::await_started() {
+  try {
+    take_reply();
   } catch (...) {
     stop();
     throw;
@@ -200,7 +218,7 @@ void ProcessTransport::spawn() {
   alive_ = true;
 }
 
-void ProcessTransport::handshake() {
+void ProcessTransport::send_hello() {
   wire::Hello hello{};
   hello.magic = wire::kHelloMagic;
   hello.abi_version = HTP_ABI_VERSION;
@@ -217,7 +235,9 @@ void ProcessTransport::handshake() {
     fail("HTP %s: cannot send the handshake: %s", session().c_str(), std::strerror(errno));
   // Every live bank, the control block's among them, before the device replies.
   send_bank_updates();
+}
 
+void ProcessTransport::take_reply() {
   pollfd p{sock_, POLLIN, 0};
   int n = 0;
   do n = ::poll(&p, 1, kHandshakeMs);
@@ -416,11 +436,17 @@ void ProcessTransport::fault(const std::string& what, uint32_t op_in_flight) {
   throw DeviceFault(strprintf("HTP %s %s", session().c_str(), what.c_str()), op_in_flight);
 }
 
+void ProcessTransport::request_stop() {
+  if (!alive_ || exit_requested_) return;
+  __atomic_store_n(&ctl_->command, static_cast<uint32_t>(wire::kCmdExit), __ATOMIC_RELAXED);
+  __atomic_store_n(&ctl_->doorbell, ++seq_, __ATOMIC_SEQ_CST);
+  wire::futex_wake(&ctl_->doorbell);
+  exit_requested_ = true;
+}
+
 void ProcessTransport::stop() {
   if (alive_) {
-    __atomic_store_n(&ctl_->command, static_cast<uint32_t>(wire::kCmdExit), __ATOMIC_RELAXED);
-    __atomic_store_n(&ctl_->doorbell, ++seq_, __ATOMIC_SEQ_CST);
-    wire::futex_wake(&ctl_->doorbell);
+    request_stop();
     // A pidfd turns readable the moment the device exits; without one (kernels before 5.3),
     // look every millisecond.
     const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
@@ -446,8 +472,8 @@ void ProcessTransport::stop() {
 
 }  // namespace
 
-std::unique_ptr<Transport> make_process_transport(Pool& pool, const SessionOptions& opts) {
-  return std::make_unique<ProcessTransport>(pool, opts);
+std::unique_ptr<Transport> make_process_transport(Pool& pool, const SessionOptions& opts, bool await_device) {
+  return std::make_unique<ProcessTransport>(pool, opts, await_device);
 }
 
 }  // namespace hexllm::htp_host
