@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/error.h"
 #include "htp-host/pool.h"
 
 namespace hexllm::htp_host {
@@ -129,8 +130,7 @@ TEST(HtpPool, WeightBanksInADirectoryAreUnlinkedFiles) {
   auto c = pool.allocate(Region::Compute, 1000);
   const Bank& wb = pool.banks()[where(pool, *w).bank];
   if (!wb.in_file) GTEST_SKIP() << "no weight files here: " << pool.weights_backing();
-  const std::string want = std::string("files in ").append(Pool::kDefaultWeightsDir);  // GCC 12 -Warray-bounds flags "+"
-  EXPECT_EQ(pool.weights_backing(), want);
+  EXPECT_EQ(pool.weights_backing(), strprintf("files in %s", Pool::kDefaultWeightsDir));
   EXPECT_FALSE(pool.banks()[where(pool, *c).bank].in_file);  // only weights go to files
   EXPECT_EQ(wb.size, 3014656u);                               // 3000064 rounded up to 64 KiB
   EXPECT_EQ(reinterpret_cast<uintptr_t>(wb.base) % Pool::kHugePage, 0u);
