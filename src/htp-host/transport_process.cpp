@@ -449,6 +449,7 @@ void ProcessTransport::stop() {
     request_stop();
     // A pidfd turns readable the moment the device exits; without one (kernels before 5.3),
     // look every millisecond.
+    // The syscall itself: Debian 12's <sys/pidfd.h> (glibc 2.36) declares pidfd_open without C linkage.
     const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
     const uint64_t deadline = now_ns() + static_cast<uint64_t>(kExitMs) * 1000000u;
     while (!reap(false) && now_ns() < deadline) {
