@@ -2,6 +2,7 @@
 //   memory bandwidth: streaming read over 1 GiB, 1 and 2 threads
 //   int8 peak: register-only maddubs/madd loop (the instructions the AVX2 kernels use)
 //   GEMV: GB/s of tiled weight bytes, matrices cycled through more memory than the L3 holds
+//     (whole matrices, decode units of a small one, and hot in L2)
 //   GEMM: GFLOP/s (2*M*N*K) at M activation rows, weights chunked to stay in L2
 // Usage: hexllm_vec_bench [reps [filter]]   medians of `reps` runs (default 7); `filter` keeps only
 // the lines whose label contains it (e.g. "GEMM Q4_0"); the roofline always runs.
@@ -274,6 +275,37 @@ Rate bench_gemv(Pool& pool, const vec_kernels& kern, uint32_t tt, uint32_t k, ui
   return {median(v), median(vw)};
 }
 
+// GEMV on one thread over DRAM-resident copies of a [k x n] matrix in units of `units[i]` row
+// tiles, called one after another as a decode matmul's worker takes them: what starting a unit
+// costs. The unit sizes take turns within each round, so drift hits all alike. GB/s of tiled
+// weight bytes, the median of `reps` rounds for each size.
+std::vector<double> bench_gemv_units(const vec_kernels& kern, uint32_t tt, uint32_t k, uint32_t n,
+                                     const std::vector<uint32_t>& units, int reps) {
+  const auto one = make_tiles(tt, n, k);
+  const size_t copies = std::max<size_t>(1, (size_t(320) << 20) / one.size());
+  std::vector<uint8_t> all(one.size() * copies);
+  for (size_t c = 0; c < copies; c++) std::memcpy(all.data() + c * one.size(), one.data(), one.size());
+  const auto act = make_act(kern, tt, k, 1);
+  std::vector<float> y(n);
+  const size_t rb = htp_tile_row_bytes(tt, k);
+  const uint32_t tiles = htp_tile_count(n);
+  auto pass = [&](uint32_t unit) {
+    const double t0 = thread_cpu();
+    for (size_t c = 0; c < copies; c++)
+      for (uint32_t t = 0; t < tiles; t += unit)
+        kern.for_tile(tt).gemv(all.data() + c * one.size() + t * rb, act.data(), y.data() + t * kHtpTileRows, k,
+                               std::min(unit * kHtpTileRows, n - t * kHtpTileRows));
+    return all.size() / (thread_cpu() - t0) / 1e9;
+  };
+  for (uint32_t u : units) pass(u);  // warm-up
+  std::vector<std::vector<double>> v(units.size());
+  for (int r = 0; r < reps; r++)
+    for (size_t i = 0; i < units.size(); i++) v[i].push_back(pass(units[i]));
+  std::vector<double> out;
+  for (auto& x : v) out.push_back(median(x));
+  return out;
+}
+
 // GEMV on one thread over a matrix that stays in L2 (~160 KiB): the kernel's compute ceiling,
 // GB/s of tiled weight bytes. Under the read bandwidth means the kernel, not DRAM, limits decode.
 double bench_gemv_hot(const vec_kernels& kern, uint32_t tt, uint32_t k, int reps) {
@@ -364,6 +396,15 @@ int main(int argc, char** argv) {
       std::printf("GEMV %-22s threads %d: %5.1f GB/s = %3.0f%% of read bandwidth [%5.1f GB/s]\n", g.what, t,
                   r.cpu, 100 * r.cpu / bw[t].cpu, r.wall);
     }
+  // Decode units of a small matrix (qwen2.5-0.5b's attention output, Q4_0 [896 x 896], 112 row
+  // tiles of 4032 bytes): HTP_MM_GEMV_MIN_UNIT_BYTES is set from these.
+  if (want("GEMV units Q4_0 [896 x 896]")) {
+    const std::vector<uint32_t> units = {4, 12, 16, 28, 56, 112};
+    const std::vector<double> r = bench_gemv_units(kern, HTP_TILE_Q4_0_X8, 896, 896, units, reps);
+    for (size_t i = 0; i < units.size(); i++)
+      std::printf("GEMV units Q4_0 [896 x 896] %3u tiles threads 1: %5.1f GB/s = %3.0f%% of read bandwidth\n",
+                  units[i], r[i], 100 * r[i] / bw[1].cpu);
+  }
   for (const G& g : gemvs) {
     if (!want(std::string("GEMV hot ") + g.what)) continue;
     const double hot = bench_gemv_hot(kern, g.tt, g.k, reps);
