@@ -37,8 +37,23 @@ uint32_t wait_next_run(work_queue* q, uint32_t seen) {
   }
 }
 
-void run_jobs(work_fn fn, void* data, uint32_t n, uint32_t first, uint32_t step) {
-  for (uint32_t i = first; i < n; i += step) fn(n, i, data);
+// The claim word: this run's job count in the high half, the next unclaimed job in the low half.
+constexpr uint32_t kClaimShift = 16;
+constexpr uint32_t kClaimMask = (1u << kClaimShift) - 1;
+
+// Claims jobs of the current run one by one and runs them, until none is left. A successful CAS
+// claims a job of the run the word holds then, whatever run this worker last saw: that run
+// cannot end (and its fields cannot change) before the claimed job is done.
+void run_claimed(work_queue* q) {
+  uint32_t c = atomic_load_acquire(&q->claim);
+  for (;;) {
+    const uint32_t n = c >> kClaimShift, i = c & kClaimMask;
+    if (i >= n) return;
+    if (!atomic_cas_acquire(&q->claim, &c, c + 1)) continue;  // c now holds the current word
+    q->fn(n, i, q->data);
+    atomic_add_release(&q->done, 1u);
+    c = atomic_load_acquire(&q->claim);
+  }
 }
 
 void helper_main(void* arg) {
@@ -48,10 +63,7 @@ void helper_main(void* arg) {
   for (;;) {
     seen = wait_next_run(q, seen);
     if (atomic_load_acquire(&q->stop)) return;
-    run_jobs(q->fn, q->data, q->n_jobs, h->index, q->n_workers);
-    // Every helper checks in, even without a job: then no helper can still be reading this
-    // run's fields when the next run overwrites them.
-    atomic_sub_release(&q->pending, 1u);
+    run_claimed(q);
   }
 }
 
@@ -66,7 +78,8 @@ htp_status work_queue_init(work_queue* q, uint32_t n_workers, uint32_t spin_ns, 
   q->n_workers = n_workers;
   q->spin_ns = spin_ns;
   q->seq = 0;
-  q->pending = 0;
+  q->claim = 0;
+  q->done = 0;
   q->sleepers = 0;
   q->active = 0;
   q->stop = 0;
@@ -104,21 +117,25 @@ void work_queue_suspend(work_queue* q) { atomic_store_seq(&q->active, 0u); }
 void work_queue_run(work_queue* q, work_fn fn, void* data, uint32_t n) {
   if (n == 0) return;
   if (n == 1 || q->n_workers == 1) {
-    run_jobs(fn, data, n, 0, 1);
+    for (uint32_t i = 0; i < n; ++i) fn(n, i, data);
     return;
   }
+  // Every job of the previous run is done, so no worker reads these fields now; the release
+  // store of the claim word publishes them to whoever claims a job.
   q->fn = fn;
   q->data = data;
-  q->n_jobs = n;
-  atomic_store_relaxed(&q->pending, q->n_workers - 1);
-  atomic_fetch_add(&q->seq, 1u);  // publishes the fields above
+  atomic_store_relaxed(&q->done, 0u);
+  atomic_store_release(&q->claim, n << kClaimShift);
+  atomic_fetch_add(&q->seq, 1u);  // wakes the pollers
   wake_sleepers(q);
-  run_jobs(fn, data, n, 0, q->n_workers);
-  for (uint32_t spins = 0; atomic_load_acquire(&q->pending) != 0; ++spins) {
+  run_claimed(q);
+  // Only jobs that were claimed are waited for: a helper that is not running (preempted, still
+  // waking) holds up nothing, the caller has taken its jobs.
+  for (uint32_t spins = 0; atomic_load_acquire(&q->done) != n; ++spins) {
     if (spins < 256)
       platform_pause();
     else
-      platform_yield();  // more workers than cores: let the stragglers run
+      platform_yield();  // more workers than cores: let the one running a claimed job finish
   }
 }
 

@@ -1,6 +1,11 @@
 // A fixed pool of n workers running `fn(n, i, data)` jobs; the calling thread is worker 0.
 // work_queue_run returns when every job of the run has finished. No allocation per run.
 //
+// Workers claim jobs in index order from one counter, the caller too: each job runs exactly
+// once, on whichever worker claimed it, so a helper that is late (still waking, or preempted on
+// a shared machine) does not hold up the run; the caller runs the jobs nobody claimed. State a
+// job owns by index (a DMA queue, a trace buffer, a VTCM area) is used by one worker at a time.
+//
 // Helpers poll for the next run for a bounded time while a batch is active (between
 // work_queue_wakeup and work_queue_suspend) and otherwise sleep on a futex.
 #pragma once
@@ -30,7 +35,8 @@ struct work_queue {
   uint32_t spin_ns;    // how long a helper polls for the next run while active
   // Shared state; helpers read the job fields only after seeing `seq` change.
   uint32_t seq;        // futex word, bumped once per run (and once on stop)
-  uint32_t pending;    // helpers yet to finish the current run
+  uint32_t claim;      // current run: n_jobs << 16 | next unclaimed job
+  uint32_t done;       // jobs of the current run finished
   uint32_t sleepers;   // helpers in (or entering) futex_wait
   uint32_t active;
   uint32_t stop;
@@ -51,7 +57,7 @@ void work_queue_destroy(work_queue* q);
 void work_queue_wakeup(work_queue* q);
 void work_queue_suspend(work_queue* q);
 
-// Runs fn(n, i, data) for every i in [0, n): worker w takes i = w, w + n_workers, ...
+// Runs fn(n, i, data) for every i in [0, n), n < 65536; workers claim the jobs in index order.
 void work_queue_run(work_queue* q, work_fn fn, void* data, uint32_t n);
 
 }  // namespace hexllm::htp

@@ -1,11 +1,17 @@
 // Work queue: every job index of a run executes exactly once, runs return only when all jobs
-// are done, and helpers that went to sleep are always woken (a lost wakeup would hang).
+// are done, helpers that went to sleep are always woken, and a helper that cannot run holds
+// up no run.
 #include "htp/work_queue.h"
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "htp/platform/platform.h"
@@ -63,17 +69,80 @@ TEST(HtpWorkQueue, EachJobOncePerRunActive) {
   }
 }
 
+// Jobs that each wait until all n have started: a run completes only when n distinct workers
+// took part, so every helper must have been woken (a lost wake-up fails the run at the deadline
+// instead of hanging it).
+struct rendezvous {
+  std::atomic<uint32_t> started{0};
+  std::atomic<uint32_t> timed_out{0};
+};
+
+void meet_all(unsigned n, unsigned, void* data) {
+  auto* r = (rendezvous*)data;
+  r->started.fetch_add(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (r->started.load() < n) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      r->timed_out.fetch_add(1);
+      return;
+    }
+    platform_yield();
+  }
+}
+
 TEST(HtpWorkQueue, SleepingHelpersAreWokenEveryRun) {
   for (uint32_t nw = 2; nw <= 4; ++nw) {
     QueueOwner o(nw, 0);  // no polling: idle helpers go straight to the futex
-    run_record rec;
     for (uint32_t run = 0; run < 300; ++run) {
       // Wait (without timing) until every helper is inside its sleep path, then run.
       while (atomic_load_seq(&o.q->sleepers) != nw - 1) platform_yield();
-      ASSERT_NO_FATAL_FAILURE(run_and_check(o.q, &rec, nw)) << "workers " << nw << " run " << run;
+      rendezvous r;
+      work_queue_run(o.q, meet_all, &r, nw);
+      ASSERT_EQ(r.timed_out.load(), 0u) << "workers " << nw << " run " << run;
+      ASSERT_EQ(r.started.load(), nw);
     }
     EXPECT_GE(atomic_load_seq(&o.q->n_sleeps), 300u * (nw - 1));
   }
+}
+
+// A helper that cannot run (here: parked in a signal handler, as a preempted thread would be)
+// holds up no run: the caller claims the jobs it would have taken.
+std::atomic<int> g_parked{0};
+std::atomic<int> g_release{0};
+
+void park_until_released(int) {
+  g_parked.store(1);
+  while (g_release.load() == 0) {
+  }
+}
+
+TEST(HtpWorkQueue, RunsCompleteWhileAHelperCannotRun) {
+  QueueOwner o(2, 1000000);
+  struct sigaction sa {};
+  sa.sa_handler = park_until_released;
+  struct sigaction old {};
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+  g_parked.store(0);
+  g_release.store(0);
+  work_queue_wakeup(o.q);
+  ASSERT_EQ(pthread_kill((pthread_t)o.q->helpers[1].thread.handle, SIGUSR1), 0);
+  while (g_parked.load() == 0) platform_yield();
+  // The runs run on a thread of their own, so that a run waiting for the parked helper fails
+  // the test instead of hanging it.
+  std::atomic<bool> finished{false};
+  run_record rec;
+  std::thread runner([&] {
+    for (uint32_t run = 0; run < 1000; ++run) run_and_check(o.q, &rec, 1 + run % 5);
+    finished.store(true);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!finished.load() && std::chrono::steady_clock::now() < deadline) platform_yield();
+  const bool done = finished.load();
+  g_release.store(1);  // the helper resumes (and the runner, if it was stuck, completes)
+  runner.join();
+  work_queue_suspend(o.q);
+  sigaction(SIGUSR1, &old, nullptr);
+  EXPECT_TRUE(done) << "runs waited for a helper that could not run";
 }
 
 TEST(HtpWorkQueue, BatchesAlternatingWithIdle) {

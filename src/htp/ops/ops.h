@@ -26,8 +26,8 @@ struct htp_op_ctx {
   const tensor_ref* dst;
   const tensor_ref* dst_ext[HTP_MAX_DST - 1];  // further outputs (fused ops); nullptr where none
   work_queue* wq;
-  // Per worker, [n_threads] each: job i of a work_queue_run uses dma[i] and trace[i], so a run
-  // that touches them has at most n_threads jobs (then job i runs on worker i).
+  // [n_threads] each: job i of a work_queue_run uses dma[i] and trace[i], so a run that touches
+  // them has at most n_threads jobs (job i runs once, on whichever worker claims it).
   dma_queue* dma;
   trace_buf* trace;
   uint8_t* vtcm_base;  // the session arena; place buffers with the abi layout builders

@@ -84,6 +84,10 @@ inline void atomic_store_relaxed(T* p, T v) {
   __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 template <typename T>
+inline void atomic_store_release(T* p, T v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+template <typename T>
 inline void atomic_store_seq(T* p, T v) {
   __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
 }
@@ -100,9 +104,14 @@ template <typename T>
 inline bool atomic_cas(T* p, T expected, T desired) {
   return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
+// As atomic_cas, acquiring on success; on failure *expected gets what *p holds.
 template <typename T>
-inline T atomic_sub_release(T* p, T v) {
-  return __atomic_fetch_sub(p, v, __ATOMIC_RELEASE);
+inline bool atomic_cas_acquire(T* p, T* expected, T desired) {
+  return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE);
+}
+template <typename T>
+inline T atomic_add_release(T* p, T v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
 }
 
 }  // namespace hexllm::htp
