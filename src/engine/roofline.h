@@ -46,7 +46,7 @@ class ReadProbe {
   // GB/s: the best of `passes` passes of every reader configuration (the roofline's figure);
   // `reader`, if given, gets the name of the one that reached it.
   double best_gbps(int passes, const char** reader = nullptr) const;
-  // GB/s: the best of one pass each of the quick readers (~0.15 s).
+  // GB/s: the best of one pass each of the quick readers (~0.15 s at 30 GB/s).
   double quick_gbps() const;
 
  private:
