@@ -1,4 +1,5 @@
-// Per-thread trace buffers. Each worker writes only its own buffer; when tracing is off the
+// Trace buffers, one per job index of a work-queue run: job i writes buffer i, on whichever worker
+// claimed it (work_queue.h), and the caller writes them all between runs. When tracing is off the
 // capacity is 0 and trace_begin/trace_end cost one compare.
 #pragma once
 
