@@ -244,12 +244,25 @@ void split(uint32_t nrows, int i, int n, uint32_t& r0, uint32_t& r1) {
   r1 = std::min(nrows, tiles * (i + 1) / n * kHtpTileRows);
 }
 
+// Enough copies of a [k x n] tiled matrix (320 MiB) that a pass over them streams from DRAM.
+struct DramMatrices {
+  std::vector<uint8_t> all;
+  size_t one_bytes, copies;
+  DramMatrices(uint32_t tt, uint32_t k, uint32_t n) {
+    const auto one = make_tiles(tt, n, k);
+    one_bytes = one.size();
+    copies = std::max<size_t>(1, (size_t(320) << 20) / one.size());
+    all.resize(one.size() * copies);
+    for (size_t c = 0; c < copies; c++) std::memcpy(all.data() + c * one.size(), one.data(), one.size());
+  }
+  const uint8_t* copy(size_t c) const { return all.data() + c * one_bytes; }
+};
+
 // GEMV over enough copies of the matrix that every call streams from DRAM. Returns GB/s.
 Rate bench_gemv(Pool& pool, const vec_kernels& kern, uint32_t tt, uint32_t k, uint32_t n, int reps) {
-  const auto one = make_tiles(tt, n, k);
-  const size_t copies = std::max<size_t>(1, (size_t(320) << 20) / one.size());
-  std::vector<uint8_t> all(one.size() * copies);
-  for (size_t c = 0; c < copies; c++) std::memcpy(all.data() + c * one.size(), one.data(), one.size());
+  const DramMatrices m(tt, k, n);
+  const size_t copies = m.copies;
+  const auto& all = m.all;
   const auto act = make_act(kern, tt, k, 1);
   std::vector<float> y(n);
   const size_t rb = htp_tile_row_bytes(tt, k);
@@ -257,8 +270,7 @@ Rate bench_gemv(Pool& pool, const vec_kernels& kern, uint32_t tt, uint32_t k, ui
     return pool.run([&](int i, int t) {
       uint32_t r0, r1;
       split(n, i, t, r0, r1);
-      kern.for_tile(tt).gemv(all.data() + c * one.size() + r0 / kHtpTileRows * rb, act.data(), y.data() + r0,
-                             k, r1 - r0);
+      kern.for_tile(tt).gemv(m.copy(c) + r0 / kHtpTileRows * rb, act.data(), y.data() + r0, k, r1 - r0);
     });
   };
   for (size_t c = 0; c < copies; c++) call(c);  // warm up (page faults, frequency)
@@ -281,21 +293,18 @@ Rate bench_gemv(Pool& pool, const vec_kernels& kern, uint32_t tt, uint32_t k, ui
 // weight bytes, the median of `reps` rounds for each size.
 std::vector<double> bench_gemv_units(const vec_kernels& kern, uint32_t tt, uint32_t k, uint32_t n,
                                      const std::vector<uint32_t>& units, int reps) {
-  const auto one = make_tiles(tt, n, k);
-  const size_t copies = std::max<size_t>(1, (size_t(320) << 20) / one.size());
-  std::vector<uint8_t> all(one.size() * copies);
-  for (size_t c = 0; c < copies; c++) std::memcpy(all.data() + c * one.size(), one.data(), one.size());
+  const DramMatrices m(tt, k, n);
   const auto act = make_act(kern, tt, k, 1);
   std::vector<float> y(n);
   const size_t rb = htp_tile_row_bytes(tt, k);
   const uint32_t tiles = htp_tile_count(n);
   auto pass = [&](uint32_t unit) {
     const double t0 = thread_cpu();
-    for (size_t c = 0; c < copies; c++)
+    for (size_t c = 0; c < m.copies; c++)
       for (uint32_t t = 0; t < tiles; t += unit)
-        kern.for_tile(tt).gemv(all.data() + c * one.size() + t * rb, act.data(), y.data() + t * kHtpTileRows, k,
+        kern.for_tile(tt).gemv(m.copy(c) + t * rb, act.data(), y.data() + t * kHtpTileRows, k,
                                std::min(unit * kHtpTileRows, n - t * kHtpTileRows));
-    return all.size() / (thread_cpu() - t0) / 1e9;
+    return m.all.size() / (thread_cpu() - t0) / 1e9;
   };
   for (uint32_t u : units) pass(u);  // warm-up
   std::vector<std::vector<double>> v(units.size());
