@@ -48,7 +48,13 @@ inline constexpr uint32_t HTP_MM_QUANT_SLOTS = 2;   // quant staging: double-buf
 inline constexpr uint32_t HTP_MM_GEMV_UNIT_BYTES = 128u << 10;
 inline constexpr uint32_t HTP_MM_GEMM_UNIT_BYTES = 512u << 10;
 inline constexpr uint32_t HTP_MM_GEMV_UNITS_PER_THREAD = 4;     // dynamic split granularity
-inline constexpr uint32_t HTP_MM_GEMV_MIN_UNIT_BYTES = 16u << 10;
+// The smallest decode unit the split goes down to. Starting a unit costs: one Zen 5 core read
+// qwen2.5-0.5b's [896 x 896] Q4_0 at 18-21 GB/s in 12-tile (48 KiB) units, 20-23 in 16-tile
+// (63 KiB) units and 24-27 whole (hexllm_vec_bench "GEMV units", interleaved rounds). 64 KiB
+// instead of 16 took the median of that model's QKV and attention-output ops at 2 threads
+// from 22.4-25.1 to 19.9-22.5 us and 15.3-17.7 to 13.9-16.1 us (5 alternating traced runs, every
+// pair lower); matrices with K >= 2048 already had larger units.
+inline constexpr uint32_t HTP_MM_GEMV_MIN_UNIT_BYTES = 64u << 10;
 inline constexpr uint32_t HTP_MM_GEMM_MIN_ROWS = 4;  // act rows from which units are sized for GEMM
 inline constexpr uint32_t HTP_MM_QUANT_PIECE_BYTES = 16u << 10;  // F32 bytes per quant piece at most
 // Below this many activation elements per chunk one worker quantizes (a second run costs more).
