@@ -49,7 +49,7 @@ double run_parallel(int threads, Fn fn) {
 }
 
 // Indices into kReadConfigs of the readers that were best on the machines measured (2 and 8
-// streams 1 KiB ahead on Xeons and a Zen 5; 4 streams 1 KiB ahead in every roofline of two
+// streams 1 KiB ahead on Xeons and a Zen 5; 4 streams 1 KiB ahead in 25 of 28 rooflines over two
 // sessions on another Zen 5; 2 streams in alternate 64 KiB chunks on a Zen 3): the quick probe's;
 // the first is also the warm-up pass. Only used where there are several readers (x86 with AVX2).
 constexpr int kQuickReaders[] = {1, 2, 4, 6};
