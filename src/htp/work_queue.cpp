@@ -116,7 +116,8 @@ void work_queue_suspend(work_queue* q) { atomic_store_seq(&q->active, 0u); }
 
 void work_queue_run(work_queue* q, work_fn fn, void* data, uint32_t n) {
   if (n == 0) return;
-  if (n == 1 || q->n_workers == 1) {
+  // More jobs than the claim word counts (no op asks for that many) run serially here.
+  if (n == 1 || q->n_workers == 1 || n > kClaimMask) {
     for (uint32_t i = 0; i < n; ++i) fn(n, i, data);
     return;
   }

@@ -33,7 +33,7 @@ struct work_helper {
 struct work_queue {
   uint32_t n_workers;  // including the caller
   uint32_t spin_ns;    // how long a helper polls for the next run while active
-  // Shared state; helpers read the job fields only after seeing `seq` change.
+  // Shared state; workers read the job fields (fn, data) only after claiming a job.
   uint32_t seq;        // futex word, bumped once per run (and once on stop)
   uint32_t claim;      // current run: n_jobs << 16 | next unclaimed job
   uint32_t done;       // jobs of the current run finished
@@ -43,8 +43,6 @@ struct work_queue {
   uint32_t n_sleeps;   // times a helper went to sleep (statistics)
   work_fn fn;
   void* data;
-  uint32_t n_jobs;
-  uint32_t pad;
   work_helper helpers[HTP_MAX_THREADS];
 };
 
@@ -57,7 +55,8 @@ void work_queue_destroy(work_queue* q);
 void work_queue_wakeup(work_queue* q);
 void work_queue_suspend(work_queue* q);
 
-// Runs fn(n, i, data) for every i in [0, n), n < 65536; workers claim the jobs in index order.
+// Runs fn(n, i, data) for every i in [0, n); workers claim the jobs in index order (n > 65535:
+// all on the caller).
 void work_queue_run(work_queue* q, work_fn fn, void* data, uint32_t n);
 
 }  // namespace hexllm::htp
