@@ -87,7 +87,6 @@ htp_status work_queue_init(work_queue* q, uint32_t n_workers, uint32_t spin_ns, 
   for (uint32_t w = 1; w < n_workers; ++w) {
     work_helper* h = &q->helpers[w];
     h->q = q;
-    h->index = w;
     if (!platform_thread_create(&h->thread, helper_main, h, stack_bytes)) {
       q->n_workers = w;  // stop only the helpers that started
       work_queue_destroy(q);

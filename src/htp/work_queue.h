@@ -26,7 +26,6 @@ struct work_queue;
 
 struct work_helper {
   work_queue* q;
-  uint32_t index;
   platform_thread thread;
 };
 
