@@ -1,6 +1,7 @@
 // Vector math for the device's elementwise, normalization, softmax, RoPE and attention kernels.
 // Freestanding (no libc/STL/allocation). One function table per implementation, chosen once
-// per session at run time: generic scalar (every target; Hexagon for now) and x86 AVX2+FMA+F16C.
+// per session at run time: generic scalar (every target; Hexagon for now), x86 AVX2+FMA+F16C
+// (8 lanes) and x86 AVX-512 F/BW/VL/DQ (16 lanes).
 //
 // Accuracy contract (what op tests rely on): every function is within a few ulp of the
 // correctly rounded float result for finite inputs (exp/tanh/sigmoid/gelu: relative error
@@ -27,7 +28,7 @@
 namespace hexllm::htp {
 
 struct vmath_ops {
-  const char* name;  // "generic", "avx2"
+  const char* name;  // "generic", "avx2", "avx512"
 
   // y[i] = f(x[i]); x and y may be the same array.
   void (*exp)(const float* x, float* y, uint32_t n);
@@ -87,7 +88,13 @@ struct vmath_ops {
 const vmath_ops& vmath_generic();
 // nullptr when not built for x86.
 const vmath_ops* vmath_avx2();
-// The best table for this CPU (AVX2+FMA+F16C when present), else generic.
+const vmath_ops* vmath_avx512();
+// The table for the kernel path `isa` names (HEXLLM_ISA, see htp/vec/vec.h): "generic" the
+// generic table, "avx2" and "avxvnni" the AVX2 one, anything else (nullptr: unset) the best this
+// CPU runs. A table the CPU lacks falls back to the next best; the tables agree bit for bit, so
+// the choice changes only speed.
+const vmath_ops& vmath_for_isa(const char* isa);
+// vmath_for_isa(HEXLLM_ISA), chosen once per process (generic on Hexagon).
 const vmath_ops& vmath_select();
 
 }  // namespace hexllm::htp

@@ -19,8 +19,10 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "htp/vec/vec.h"
 #include "htp/vmath/vmath_scalar.h"
 
 namespace hexllm::htp {
@@ -29,12 +31,30 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 
+bool cpu_has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+
+bool cpu_has_avx512() {
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+// Every table this build has and this CPU runs, best last.
 std::vector<const vmath_ops*> tables() {
   std::vector<const vmath_ops*> t = {&vmath_generic()};
-  if (vmath_avx2() != nullptr && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("f16c"))
-    t.push_back(vmath_avx2());
+  if (vmath_avx2() != nullptr && cpu_has_avx2()) t.push_back(vmath_avx2());
+  if (vmath_avx512() != nullptr && cpu_has_avx512()) t.push_back(vmath_avx512());
   return t;
+}
+
+// The other tests cover the tables in tables(): say when one of them is left out.
+TEST(Vmath, EveryBuiltTableIsTested) {
+  std::string untested;
+  if (vmath_avx2() != nullptr && !cpu_has_avx2()) untested += " avx2 (needs AVX2+FMA+F16C)";
+  if (vmath_avx512() != nullptr && !cpu_has_avx512()) untested += " avx512 (needs AVX-512 F/BW/VL/DQ)";
+  if (!untested.empty()) GTEST_SKIP() << "tables this CPU cannot run, untested:" << untested;
+  EXPECT_EQ(tables().size(), 1u + (vmath_avx2() != nullptr) + (vmath_avx512() != nullptr));
 }
 
 float from_bits(uint32_t u) {
@@ -122,6 +142,26 @@ TEST(Vmath, UnaryAccuracyAgainstDoubleLibm) {
   }
 }
 
+// The same sweeps, every SIMD table against the generic one bit for bit: all exponents,
+// including the subnormal results and the overflow edge that random inputs rarely reach.
+TEST(Vmath, SimdUnaryMatchesGenericOverTheSweep) {
+  const std::vector<const vmath_ops*> ts = tables();
+  if (ts.size() < 2) GTEST_SKIP() << "no SIMD table on this CPU";
+  for (const Unary& u : kUnary) {
+    const std::vector<float> xs = sweep(u.lo, u.hi);
+    const uint32_t n = static_cast<uint32_t>(xs.size());
+    std::vector<float> want(n), got(n);
+    (vmath_generic().*u.fn)(xs.data(), want.data(), n);
+    for (const vmath_ops* t : std::vector<const vmath_ops*>(ts.begin() + 1, ts.end())) {
+      (t->*u.fn)(xs.data(), got.data(), n);
+      int failures = 0;
+      for (uint32_t i = 0; i < n; ++i)
+        if (bits(got[i]) != bits(want[i]) && !(std::isnan(got[i]) && std::isnan(want[i])) && failures++ < 5)
+          ADD_FAILURE() << t->name << " " << u.name << "(" << xs[i] << ") = " << got[i] << ", generic " << want[i];
+    }
+  }
+}
+
 TEST(Vmath, SoftwareSqrtIsWithinOneUlp) {
   int failures = 0;
   for (uint64_t b = 0; b < 0x7f800000ull; b += 1009) {
@@ -184,9 +224,10 @@ TEST(Vmath, SpecialValues) {
   };
   for (const vmath_ops* t : tables())
     for (const Case& c : cases) {
-      // Also through the 8-wide path: the value at every position of a 9-element array.
-      std::vector<float> x(9, c.x), y(9);
-      (t->*c.fn)(x.data(), y.data(), 9);
+      // Also through the vector paths: the value at every position of a 17-element array (the
+      // 8- and 16-lane bodies and their tails).
+      std::vector<float> x(17, c.x), y(17);
+      (t->*c.fn)(x.data(), y.data(), 17);
       for (float v : y) {
         if (std::isnan(c.want))
           EXPECT_TRUE(std::isnan(v)) << t->name << " f(" << c.x << ") = " << v;
@@ -204,12 +245,14 @@ TEST(Vmath, SpecialValues) {
   }
 }
 
-// Random inputs spanning the interesting ranges plus specials; lengths and offsets cover the
-// 8-wide body, the 32-lane reductions and the scalar tails.
-std::vector<float> random_inputs(size_t n, std::mt19937& rng, float scale) {
+// Random inputs spanning the interesting ranges, with or without specials (a reduction over
+// specials is mostly nan or inf, which would hide its summation order); lengths and offsets
+// cover the 8- and 16-wide bodies, the 32-lane reductions and every tail length.
+std::vector<float> random_inputs(size_t n, std::mt19937& rng, float scale, bool with_specials) {
   std::uniform_real_distribution<float> u(-scale, scale);
   std::vector<float> x(n);
   for (float& v : x) v = u(rng);
+  if (!with_specials) return x;
   // -104 (exp rounds to 0; the SIMD tables return 0 without computing) and -103.97 (2^-149).
   const float specials[] = {kInf, -kInf, kNan, 0.0f, -0.0f, 100.0f, -100.0f, 1e-40f, -104.0f, -103.97f};
   constexpr size_t kSpecials = sizeof specials / sizeof specials[0];
@@ -225,9 +268,13 @@ TEST(Vmath, SimdTablesMatchGenericBitForBit) {
   const vmath_ops& g = *ts[0];
   std::mt19937 rng(7);
   for (const vmath_ops* t : std::vector<const vmath_ops*>(ts.begin() + 1, ts.end())) {
-    for (uint32_t n : {0u, 1u, 7u, 8u, 9u, 31u, 32u, 33u, 63u, 65u, 100u, 1000u, 4099u}) {
-      for (float scale : {3.0f, 40.0f}) {
-        const std::vector<float> a = random_inputs(n + 1, rng, scale), b = random_inputs(n + 1, rng, scale);
+    std::vector<uint32_t> lengths;
+    for (uint32_t n = 0; n <= 70; ++n) lengths.push_back(n);  // every tail after 0..2 blocks of 32
+    for (uint32_t n : {100u, 127u, 1000u, 1031u, 4099u}) lengths.push_back(n);
+    for (uint32_t n : lengths) {
+      for (const auto& [scale, specials] : {std::pair(3.0f, true), std::pair(40.0f, true), std::pair(3.0f, false)}) {
+        const std::vector<float> a = random_inputs(n + 1, rng, scale, specials);
+        const std::vector<float> b = random_inputs(n + 1, rng, scale, specials);
         std::vector<uint16_t> h(n + 1);
         vmath_generic().f32_to_f16(b.data(), h.data(), n + 1);
         const float* x = a.data() + 1;  // misaligned by one float
@@ -235,7 +282,8 @@ TEST(Vmath, SimdTablesMatchGenericBitForBit) {
         auto check = [&](const char* what, auto run) {
           std::vector<float> y0(n + 2, 7.0f), y1(n + 2, 7.0f);
           const float r0 = run(g, y0.data()), r1 = run(*t, y1.data());
-          EXPECT_TRUE(same_bits(r0, r1)) << what << " n=" << n << ": " << r0 << " vs " << r1;
+          EXPECT_TRUE(same_bits(r0, r1)) << what << " n=" << n << (specials ? "" : " (finite)") << ": " << r0
+                                         << " vs " << r1;
           for (uint32_t i = 0; i < n; ++i)
             if (!same_bits(y0[i], y1[i])) {
               ADD_FAILURE() << what << " n=" << n << " i=" << i << " x=" << x[i] << ": " << y0[i] << " vs "
@@ -427,9 +475,9 @@ TEST(Vmath, HalfConversions) {
     uint16_t got[7];
     t->f32_to_f16(x, got, 7);
     for (int i = 0; i < 7; ++i) EXPECT_EQ(got[i], want[i]) << t->name << " " << x[i];
-    std::vector<float> xs(9, 1.0f + 0x1p-11f);
-    std::vector<uint16_t> hs(9);
-    t->f32_to_f16(xs.data(), hs.data(), 9);  // through the 8-wide path too
+    std::vector<float> xs(17, 1.0f + 0x1p-11f);
+    std::vector<uint16_t> hs(17);
+    t->f32_to_f16(xs.data(), hs.data(), 17);  // through the vector paths too
     for (uint16_t v : hs) EXPECT_EQ(v, 0x3c00) << t->name;
   }
 }
@@ -456,8 +504,25 @@ TEST(Vmath, HalfDotAndAxpyAgainstDouble) {
 
 TEST(Vmath, SelectPicksTheBestSupportedTable) {
   const std::vector<const vmath_ops*> ts = tables();
-  EXPECT_EQ(&vmath_select(), ts.back());
+  EXPECT_EQ(&vmath_for_isa(nullptr), ts.back());
+  EXPECT_EQ(&vmath_select(), &vmath_for_isa(vec_isa_forced()));
   EXPECT_STREQ(vmath_generic().name, "generic");
+  if (vmath_avx2() != nullptr) {
+    EXPECT_STREQ(vmath_avx2()->name, "avx2");
+  }
+  if (vmath_avx512() != nullptr) {
+    EXPECT_STREQ(vmath_avx512()->name, "avx512");
+  }
+}
+
+// HEXLLM_ISA names a matmul kernel path; vmath takes its widest table not beyond it.
+TEST(Vmath, ForcedIsaPicksItsTable) {
+  const vmath_ops* best = tables().back();
+  const vmath_ops* avx2 = cpu_has_avx2() && vmath_avx2() != nullptr ? vmath_avx2() : &vmath_generic();
+  EXPECT_EQ(&vmath_for_isa("generic"), &vmath_generic());
+  EXPECT_EQ(&vmath_for_isa("avx2"), avx2);
+  EXPECT_EQ(&vmath_for_isa("avxvnni"), avx2);
+  for (const char* isa : {"avx512", "amx", "exact"}) EXPECT_EQ(&vmath_for_isa(isa), best) << isa;
 }
 
 }  // namespace
