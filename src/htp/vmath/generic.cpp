@@ -167,6 +167,11 @@ float scale_add_max_f16(const float* x, const uint16_t* m, float* y, uint32_t n,
       vm_max);
 }
 
+void transpose(const float* x, size_t xs, float* y, size_t ys, uint32_t rows, uint32_t cols) {
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t c = 0; c < cols; ++c) y[c * ys + r] = x[r * xs + c];
+}
+
 const vmath_ops kGeneric = {
     "generic",
     exp_,
@@ -199,6 +204,7 @@ const vmath_ops kGeneric = {
     swiglu_oai,
     scale_add_max,
     scale_add_max_f16,
+    transpose,
 };
 
 }  // namespace

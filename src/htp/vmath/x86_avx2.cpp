@@ -11,6 +11,7 @@
 #include "base/fp16.h"
 #include "htp/vmath/vmath.h"
 #include "htp/vmath/vmath_scalar.h"
+#include "htp/vmath/x86_transpose.h"
 
 #define VM_INLINE inline __attribute__((always_inline))
 
@@ -418,6 +419,7 @@ const vmath_ops kAvx2 = {
     swiglu_oai,
     scale_add_max,
     scale_add_max_f16,
+    transpose_f32,
 };
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "base/fp16.h"
 #include "htp/vmath/vmath.h"
 #include "htp/vmath/vmath_scalar.h"
+#include "htp/vmath/x86_transpose.h"
 
 #define VM_INLINE inline __attribute__((always_inline))
 
@@ -424,6 +425,7 @@ const vmath_ops kAvx512 = {
     swiglu_oai,
     scale_add_max,
     scale_add_max_f16,
+    transpose_f32,
 };
 
 }  // namespace

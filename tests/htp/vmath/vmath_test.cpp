@@ -482,6 +482,31 @@ TEST(Vmath, HalfConversions) {
   }
 }
 
+// Transpose against its definition, bit for bit (NaN payloads too), over every shape up to
+// 19 x 19 and the attention shapes, with strides past the copied area whose cells must stay.
+TEST(Vmath, TransposeMovesEveryElementAndNothingElse) {
+  std::mt19937 rng(9);
+  std::vector<std::pair<uint32_t, uint32_t>> shapes = {{64, 128}, {64, 7}, {8, 64}, {3, 80}, {41, 128}};
+  for (uint32_t r = 0; r < 20; ++r)
+    for (uint32_t c = 0; c < 20; ++c) shapes.push_back({r, c});
+  constexpr uint32_t kSentinel = 0x7fc0dead;
+  for (const vmath_ops* t : tables())
+    for (const auto& [rows, cols] : shapes) {
+      const size_t xs = cols + 3, ys = rows + 5;
+      std::vector<uint32_t> x(rows * xs + 1), y(cols * ys + 1, kSentinel);
+      for (uint32_t& v : x) v = static_cast<uint32_t>(rng());  // any bits, NaNs included
+      t->transpose(reinterpret_cast<const float*>(x.data()), xs, reinterpret_cast<float*>(y.data()), ys, rows,
+                   cols);
+      for (uint32_t c = 0; c < cols; ++c)
+        for (uint32_t yr = 0; yr < ys; ++yr) {
+          const uint32_t want = yr < rows ? x[yr * xs + c] : kSentinel;
+          ASSERT_EQ(y[c * ys + yr], want) << t->name << " " << rows << " x " << cols << " at column " << c
+                                          << ", row " << yr;
+        }
+      ASSERT_EQ(y.back(), kSentinel) << t->name << " wrote past the last column";
+    }
+}
+
 TEST(Vmath, HalfDotAndAxpyAgainstDouble) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
