@@ -86,21 +86,20 @@ constexpr htp_fa_tiling htp_fa_tiling_of(const htp_fa_shape& s, uint32_t q_tile,
 }
 
 // One worker's VTCM area: HTP_FA_SLOTS slots of {K block, V block, mask tile}, then the unit
-// state: Q rows as they arrive (staging), Q tiles (one set per KV head of the unit), one KV
-// head's K rows in F32, its scores S^T and S (then the probabilities P), its V^T tiles and
-// P.V, the O accumulators, running max, sum and rescale factor per row, the live-block bitmap
-// and the sinks. Row m of a unit is (KV head g, query iq, query head hh):
+// state: Q rows (scaled F32, the act rows of S = Q.K^T), one KV head's K rows in F32 and as
+// row tiles, its scores S (then the probabilities P), its V^T tiles and P.V, the O
+// accumulators, running max, sum and rescale factor per row, the live-block bitmap and the
+// sinks. Row m of a unit is (KV head g, query iq, query head hh):
 // m = (g * q_tile' + iq) * head_group' + hh, with the unit's actual counts.
 struct htp_fa_layout {
   uint32_t k_off, v_off, mask_off, slot_bytes;  // within a slot
-  uint32_t qs_off, qt_off, kf_off, st_off;
-  uint32_t s_off, vt_off, ot_off, o_off;
-  uint32_t m_off, l_off, alpha_off, live_off;
-  uint32_t sinks_off, qs_stride;             // Q staging rows (F32)
+  uint32_t qs_off, kf_off, kt_off, s_off;
+  uint32_t vt_off, ot_off, o_off, m_off;
+  uint32_t l_off, alpha_off, live_off, sinks_off;
+  uint32_t qs_stride;                        // bytes per Q row (F32, D padded to 32)
   uint32_t k_stride, v_stride, mask_stride;  // VTCM row strides of the slots
-  uint32_t qt_set_bytes;                     // Q tiles of one KV head's rows
-  uint32_t qt_row_bytes;                     // bytes per Q row tile (F32, K = D)
   uint32_t kf_stride;                        // bytes per F32 K row (D padded to 32)
+  uint32_t kt_row_bytes;                     // bytes per K row tile (F32, K = D)
   uint32_t s_stride;                         // bytes per P row (block padded to 32)
   uint32_t thread_bytes;                     // worker i's area starts at i * thread_bytes
   uint32_t partials_off;                     // split KV: after every worker's area
@@ -171,12 +170,11 @@ constexpr htp_fa_layout htp_fa_layout_build(const htp_fa_shape& s, const htp_fa_
   const uint64_t k_stride = htp_align_up(t.k_span, HTP_VTCM_ALIGN);
   const uint64_t v_stride = htp_align_up(t.v_span, HTP_VTCM_ALIGN);
   const uint64_t mask_stride = htp_align_up((uint64_t)t.block_kv * 2, HTP_VTCM_ALIGN);
-  const uint64_t qt_row_bytes = htp_fa_pad32(s.d) / HTP_FA_TILE_K * HTP_FA_F32_TILE_BYTES;
-  const uint64_t qt_set_bytes = htp_fa_tiles(group_rows) * qt_row_bytes;
-  const uint64_t kf_stride = htp_fa_pad32(s.d) * 4;
+  const uint64_t kf_stride = htp_fa_pad32(s.d) * 4;  // a multiple of HTP_VTCM_ALIGN
+  const uint64_t kt_row_bytes = htp_fa_pad32(s.d) / HTP_FA_TILE_K * HTP_FA_F32_TILE_BYTES;
   const uint64_t s_stride = htp_fa_pad32(t.block_kv) * 4;
   const uint64_t vt_row_bytes = htp_fa_pad32(t.block_kv) / HTP_FA_TILE_K * HTP_FA_F16_TILE_BYTES;
-  const uint64_t qs_stride = htp_align_up((uint64_t)s.d * 4, HTP_VTCM_ALIGN);
+  const uint64_t qs_stride = kf_stride;  // Q rows meet K rows in the tiled product
   htp_layout sl{};
   const uint64_t k = htp_layout_add(&sl, t.block_kv * k_stride);
   const uint64_t v = htp_layout_add(&sl, t.block_kv * v_stride);
@@ -185,9 +183,8 @@ constexpr htp_fa_layout htp_fa_layout_build(const htp_fa_shape& s, const htp_fa_
   htp_layout a{};
   htp_layout_add(&a, slot * HTP_FA_SLOTS);
   const uint64_t qs = htp_layout_add(&a, rows * qs_stride);
-  const uint64_t qt = htp_layout_add(&a, t.kv_heads * qt_set_bytes);
   const uint64_t kf = htp_layout_add(&a, t.block_kv * kf_stride);
-  const uint64_t st = htp_layout_add(&a, t.block_kv * group_rows * 4);
+  const uint64_t kt = htp_layout_add(&a, htp_fa_tiles(t.block_kv) * kt_row_bytes);
   const uint64_t sc = htp_layout_add(&a, group_rows * s_stride);
   const uint64_t vt = htp_layout_add(&a, htp_fa_tiles(s.dv) * vt_row_bytes);
   const uint64_t ot = htp_layout_add(&a, group_rows * s.dv * 4);
@@ -205,12 +202,12 @@ constexpr htp_fa_layout htp_fa_layout_build(const htp_fa_shape& s, const htp_fa_
   const uint64_t total = partials + partial_bytes * n_units;
   // Callers reject totals beyond the arena first; fields saturate so that no bound check passes.
   auto u32 = [](uint64_t x) { return x > 0xffffffffull ? 0xffffffffu : (uint32_t)x; };
-  return {u32(k),          u32(v),           u32(mask),         u32(slot),         u32(qs),
-          u32(qt),         u32(kf),          u32(st),           u32(sc),           u32(vt),
-          u32(ot),         u32(o),           u32(m),            u32(l),            u32(alpha),
-          u32(live),       u32(sinks),       u32(qs_stride),    u32(k_stride),     u32(v_stride),
-          u32(mask_stride), u32(qt_set_bytes), u32(qt_row_bytes), u32(kf_stride), u32(s_stride),
-          u32(thread_bytes), u32(partials), u32(partial_bytes), u32(total),      0};
+  return {u32(k),         u32(v),           u32(mask),        u32(slot),       u32(qs),
+          u32(kf),        u32(kt),          u32(sc),          u32(vt),         u32(ot),
+          u32(o),         u32(m),           u32(l),           u32(alpha),      u32(live),
+          u32(sinks),     u32(qs_stride),   u32(k_stride),    u32(v_stride),   u32(mask_stride),
+          u32(kf_stride), u32(kt_row_bytes), u32(s_stride),   u32(thread_bytes), u32(partials),
+          u32(partial_bytes), u32(total),   0};
 }
 
 // Units of the by-heads split.

@@ -6,14 +6,15 @@
 // (decode, split KV); worker i takes units i, i + n, ... (units late in a causal prefill cost
 // more; interleaving balances them). Several devices interleave by-heads units the same way
 // (device d, worker i: unit d + count * i, step count * n); split KV runs on device 0. Per unit:
-//   1. the Q rows of its heads and queries come in through DMA and become scaled F32 tiles;
+//   1. the Q rows of its heads and queries come in through DMA and are scaled in place;
 //   2. with a mask, the unit's mask tiles stream through VTCM once to mark the K/V blocks in
 //      which some query sees some key (padding, causal future and sliding windows are skipped
 //      without fetching their K/V);
 //   3. the live K/V blocks (and mask tiles) stream DDR -> DMA -> VTCM through two slots; per
 //      KV head of the unit, each block serves all its query rows with two tiled products of
-//      the vec layer: S^T = K.Q^T (K rows in F32 against the Q tiles), then, after the
-//      row-wise online softmax in vmath, P.V (P rows against V^T as F16 tiles);
+//      the vec layer: S = Q.K^T (Q rows against K as F32 row tiles, transposed 8 keys at a
+//      time), then, after the row-wise online softmax in vmath, P.V (P rows against V^T as
+//      F16 tiles);
 //   4. by heads: O / l goes to the output (one query's heads are contiguous: one 2-D
 //      write-back); split KV: (m, l, O) stay in VTCM and a last pass combines the chunks.
 #include "htp/abi/flash_attn_params.h"
@@ -31,7 +32,7 @@ constexpr float kNegInf = -__builtin_inff();
 struct fa_job {
   const htp_op_ctx* ctx;
   const vmath_ops* vm;
-  const vec_mm_kernels* mm_f32;  // Q tiles (S^T = K.Q^T)
+  const vec_mm_kernels* mm_f32;  // K tiles (S = Q.K^T)
   const vec_mm_kernels* mm_f16;  // V^T tiles (P.V)
   htp_fa_params p;
   htp_fa_tiling t;
@@ -136,10 +137,15 @@ class unit_runner {
         q_(&j.ctx->dma[i]),
         tr_(&j.ctx->trace[i]),
         area_(j.ctx->vtcm_base + (uint64_t)i * j.lay.thread_bytes) {
-    // The F32 K rows are zero past D for the tiled product; nothing else writes there.
-    const uint32_t pad = lay_.kf_stride / 4 - j_.s.d;
-    if (pad != 0)
-      for (uint32_t c = 0; c < j_.t.block_kv; ++c) htp_memset(kf_row(c) + j_.s.d, 0, (uint64_t)pad * 4);
+    // The Q rows and K tiles meet in the tiled product over D padded to 32: both are zero past
+    // D (element c of a K tile row r sits at 8 c + r); nothing else writes there.
+    const uint32_t d = j_.s.d, pad = lay_.kf_stride / 4 - d;
+    if (pad != 0) {
+      const uint32_t q_rows = j_.t.q_tile * j_.t.head_group * j_.t.kv_heads;
+      for (uint32_t m = 0; m < q_rows; ++m) htp_memset(stage(m) + (uint64_t)d * 4, 0, (uint64_t)pad * 4);
+      for (uint32_t t = 0; t < htp_fa_tiles(j_.t.block_kv); ++t)
+        htp_memset(k_tile(t) + (uint64_t)d * HTP_FA_TILE_ROWS, 0, (uint64_t)pad * HTP_FA_TILE_ROWS * 4);
+    }
   }
 
   bool run(const fa_unit& u) {
@@ -162,6 +168,7 @@ class unit_runner {
  private:
   uint8_t* slot(uint32_t s) { return area_ + (uint64_t)s * lay_.slot_bytes; }
   float* kf_row(uint32_t c) { return (float*)(area_ + lay_.kf_off + (uint64_t)c * lay_.kf_stride); }
+  float* k_tile(uint32_t t) { return (float*)(area_ + lay_.kt_off + (uint64_t)t * lay_.kt_row_bytes); }
   float* s_row(uint32_t m) { return (float*)(area_ + lay_.s_off + (uint64_t)m * lay_.s_stride); }
   float* o_row(uint32_t m) { return (float*)(area_ + lay_.o_off) + (uint64_t)m * j_.s.dv; }
   float* ot_row(uint32_t m) { return (float*)(area_ + lay_.ot_off) + (uint64_t)m * j_.s.dv; }
@@ -174,8 +181,8 @@ class unit_runner {
   uint32_t head_of(uint32_t hl) const { return u_.h0 + hl; }
   uint32_t n_local_heads() const { return (u_.n_kvh - 1) * j_.gqa + u_.gh; }
 
-  // Q rows, scaled by q_scale, into F32 8-row tiles ([32 d][8 rows] per block tile, zero
-  // padded), one tile set per KV head; sinks and slopes of the unit's heads.
+  // Q rows into their staging rows (unit row order), scaled by q_scale; sinks and slopes of
+  // the unit's heads.
   void load_q() {
     const tensor_ref& q = *j_.ctx->src[0];
     const uint32_t d = j_.s.d;
@@ -191,37 +198,23 @@ class unit_runner {
     const uint32_t n_heads = n_local_heads();
     if (sinks != nullptr)
       ok_ &= dma_queue_push(q_, area_ + lay_.sinks_off, sinks->data + (uint64_t)u_.h0 * 4, n_heads * 4);
-    htp_memset(area_ + lay_.qt_off, 0, (uint64_t)u_.n_kvh * lay_.qt_set_bytes);
     trace_begin(tr_, HTP_EV_DMA_WAIT, 0xffff);
-    for (uint32_t g = 0; g < u_.n_kvh && ok_; ++g) {
-      uint8_t* qt = area_ + lay_.qt_off + (uint64_t)g * lay_.qt_set_bytes;
+    // Scaled into their staging rows: in place where the DMA put them, from DDR in zero-copy.
+    for (uint32_t g = 0; g < u_.n_kvh && ok_; ++g)
       for (uint32_t hh = 0; hh < u_.gh; ++hh) {
         const dma_ptr p = dma_queue_pop(q_);
         for (uint32_t iq = 0; iq < u_.nq; ++iq) {
-          const uint32_t ml = iq * u_.gh + hh;  // row within the KV head's set
-          scatter_q_row(
-              (const float*)(p.data + (uint64_t)iq * p.stride),
-              (float*)(qt + (uint64_t)(ml / HTP_FA_TILE_ROWS) * lay_.qt_row_bytes) + ml % HTP_FA_TILE_ROWS);
+          auto* row = (float*)stage(g * group_rows_ + iq * u_.gh + hh);
+          const auto* src = (const float*)(p.data + (uint64_t)iq * p.stride);
+          vm_.scale_bias(src, row, d, j_.p.q_scale, 0.0f);
         }
       }
-    }
     if (sinks != nullptr && ok_) {
       const auto* sv = (const float*)dma_queue_pop(q_).data;
       for (uint32_t hl = 0; hl < n_heads; ++hl) sink_[hl] = sv[hl];
     }
     trace_end(tr_, HTP_EV_DMA_WAIT, 0xffff);
     for (uint32_t hl = 0; hl < n_heads; ++hl) slope_[hl] = alibi_slope(j_.p, head_of(hl));
-  }
-
-  // One Q row times q_scale into its lane of a row tile: element c goes to block tile c / 32,
-  // position (c % 32) * 8.
-  void scatter_q_row(const float* x, float* lane) const {
-    const float scale = j_.p.q_scale;
-    const uint32_t d = j_.s.d;
-    for (uint32_t c0 = 0; c0 < d; c0 += HTP_FA_TILE_K, lane += HTP_FA_F32_TILE_BYTES / 4) {
-      const uint32_t n = htp_min(HTP_FA_TILE_K, d - c0);
-      for (uint32_t c = 0; c < n; ++c) lane[c * HTP_FA_TILE_ROWS] = x[c0 + c] * scale;
-    }
   }
 
   // Staging row m (unit row order) for the Q rows as they arrive.
@@ -335,35 +328,23 @@ class unit_runner {
     }
   }
 
-  // S rows from S^T (zero padded to 32 for the P.V product), by 8-row strips so that both
-  // sides stay in L1.
-  void transpose_scores(const float* st, uint32_t rows, uint32_t nb, uint32_t nb_pad) {
-    auto* s = (float*)(area_ + lay_.s_off);
-    const uint32_t s_stride = lay_.s_stride / 4;
-    for (uint32_t m0 = 0; m0 < rows; m0 += 8) {
-      const uint32_t mn = htp_min(8u, rows - m0);
-      float* out = s + (uint64_t)m0 * s_stride;
-      for (uint32_t c = 0; c < nb; ++c) {
-        const float* in = st + (uint64_t)c * rows + m0;
-        for (uint32_t i = 0; i < mn; ++i) out[(uint64_t)i * s_stride + c] = in[i];
-      }
-      for (uint32_t i = 0; i < mn; ++i)
-        for (uint32_t c = nb; c < nb_pad; ++c) out[(uint64_t)i * s_stride + c] = 0.0f;
-    }
-  }
-
   // One block of K/V head g against that head's query rows.
   void compute_block(uint32_t g, const uint8_t* kd, uint32_t k_stride, const uint8_t* vd, uint32_t v_stride,
                      const dma_ptr* mp, uint32_t nb) {
     const uint32_t d = j_.s.d, dv = j_.s.dv, rows = group_rows_, m0 = g * group_rows_;
     const uint32_t nb_pad = (uint32_t)htp_fa_pad32(nb);
-    // S^T[c][ml] = K row c . Q row ml (scale folded into Q).
+    // K as F32 row tiles: each row converted, then 8 keys at a time transposed into a tile row
+    // (element c of key r at 8 c + r: block tiles of 32 x 8 follow each other).
     for (uint32_t c = 0; c < nb; ++c)
       vm_.f16_to_f32((const uint16_t*)(kd + (uint64_t)c * k_stride), kf_row(c), d);
-    auto* st = (float*)(area_ + lay_.st_off);
-    j_.mm_f32->gemm(area_ + lay_.qt_off + (uint64_t)g * lay_.qt_set_bytes, (const uint8_t*)kf_row(0),
-                    lay_.kf_stride, nb, st, rows, d, rows);
-    transpose_scores(st, rows, nb, nb_pad);
+    for (uint32_t c0 = 0; c0 < nb; c0 += HTP_FA_TILE_ROWS)
+      vm_.transpose(kf_row(c0), lay_.kf_stride / 4, k_tile(c0 / HTP_FA_TILE_ROWS), HTP_FA_TILE_ROWS,
+                    htp_min(HTP_FA_TILE_ROWS, nb - c0), d);
+    // S[ml][c] = Q row ml . K row c (scale folded into Q), zero padded to 32 for P.V.
+    const uint32_t s_stride = lay_.s_stride / 4;
+    j_.mm_f32->gemm((const uint8_t*)k_tile(0), stage(m0), lay_.qs_stride, rows, s_row(0), s_stride, d, nb);
+    if (nb < nb_pad)
+      for (uint32_t ml = 0; ml < rows; ++ml) htp_memset(s_row(ml) + nb, 0, (uint64_t)(nb_pad - nb) * 4);
     // Online softmax per row: P = exp(S - m_new) in place, alpha = exp(m_old - m_new).
     float* run_m = run_max() + m0;
     float* run_l = run_sum() + m0;

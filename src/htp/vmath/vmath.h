@@ -84,7 +84,7 @@ struct vmath_ops {
   float (*scale_add_max)(const float* x, const float* m, float* y, uint32_t n, float a, float b);
   float (*scale_add_max_f16)(const float* x, const uint16_t* m, float* y, uint32_t n, float a, float b);
   // y[c * y_stride + r] = x[r * x_stride + c] for r < rows, c < cols (strides in floats, x and
-  // y apart): attention's Q tiles and score rows. Moves bits only, so every table agrees.
+  // y apart): attention's K tiles. Moves bits only, so every table agrees.
   void (*transpose)(const float* x, size_t x_stride, float* y, size_t y_stride, uint32_t rows, uint32_t cols);
 };
 
