@@ -199,6 +199,9 @@ int main(int argc, char** argv) {
                         {"Q4_0 [2048 x 8192]", Type::Q4_0, 2048, 8192},
                         {"Q4_0 [8192 x 2048]", Type::Q4_0, 8192, 2048},
                         {"Q6_K [2048 x 128256]", Type::Q6_K, 2048, 128256},
+                        // The 1B Q8_0's gate/up and down: Q8_0 prefill trails Q4_0's.
+                        {"Q8_0 [2048 x 8192]", Type::Q8_0, 2048, 8192},
+                        {"Q8_0 [8192 x 2048]", Type::Q8_0, 8192, 2048},
                         // Qwen2.5-0.5B's small matrices: per-op costs weigh most here.
                         {"Q4_0 [896 x 896]", Type::Q4_0, 896, 896},
                         {"Q4_0 [896 x 4864]", Type::Q4_0, 896, 4864}};

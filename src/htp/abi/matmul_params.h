@@ -306,6 +306,9 @@ constexpr htp_status htp_mm_params_build(uint32_t opcode, const htp_tensor& dst,
   // The zmm GEMV (x86_avx512.cpp) reads 4 row tiles at once (4 weight streams); a remainder is
   // read in fewer streams, which is slower. HVX takes tiles one by one, so this costs it nothing.
   if (s.rows < HTP_MM_GEMM_MIN_ROWS && g_max > 4) g_max -= g_max % 4;
+  // The zmm GEMM multiplies row tiles in pairs; a unit's odd last tile takes the one-tile ymm
+  // kernel, at half the rate: in units of few tiles (long K) that weighs.
+  if (s.rows >= HTP_MM_GEMM_MIN_ROWS && g_max > 1 && g_max < 16) g_max -= g_max % 2;
   if (g_max == 0) g_max = 1;
 
   // A device whose GEMM converts the weights on every pass over them (gemm.min_pass_rows) first
