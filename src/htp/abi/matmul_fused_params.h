@@ -27,10 +27,12 @@ inline constexpr uint32_t HTP_MMF_IDS_SRC = 7;
 // gate and up results of a chunk stay in VTCM (8 bytes per FFN column and row: 64 KiB a row at
 // m = 8192), so a wide FFN gets short chunks, and each chunk streams the weights again. In
 // 8 MiB, llama-3.2-1b's FFN gets 95-row chunks at 1 worker and 70 at 2, and prompt processing
-// was 4-6% slower fused than unfused (whose chunks hold all 512 rows); qwen2.5-0.5b's gets 140
-// and 92, and was as fast fused with the AVX-512 GEMM. A device may ask for longer chunks
+// was 4-6% slower fused than unfused (whose chunks hold all 512 rows); its Q8_0 gets 97 rows at
+// 1 worker, and pp512 ran 199-202 t/s fused against 254 unfused (Zen 5, 2026-12-07): twice the
+// weight bytes streamed 6 times. qwen2.5-0.5b's gets 140 and 92; at 1 worker its pp512 ran
+// 603-625 t/s fused against 576-587 unfused. A device may ask for longer chunks
 // (htp_hwinfo::gemm_min_pass_rows). Decode's single row always fits.
-inline constexpr uint32_t HTP_MMF_FFN_MIN_CHUNK_ROWS = 96;
+inline constexpr uint32_t HTP_MMF_FFN_MIN_CHUNK_ROWS = 128;
 
 struct htp_mmf_params {
   htp_mm_config cfg[HTP_MMF_MAX_PARTS];  // per part; htp_mm_params_make derives the rest
