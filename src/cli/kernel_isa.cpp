@@ -1,9 +1,10 @@
-// Which x86 kernel path the device runtime runs (htp/vec), for --help, bench and the
-// HEXLLM_ISA check at start-up.
+// Which x86 kernel path the device runtime runs (htp/vec, and the vmath table that follows
+// it), for --help, bench and the HEXLLM_ISA check at start-up.
 #include <string>
 
 #include "cli/commands.h"
 #include "htp/vec/vec.h"
+#include "htp/vmath/vmath.h"
 
 namespace hexllm::cli {
 
@@ -16,6 +17,7 @@ std::string kernel_path_note() {
   const char* forced = vec_isa_forced();
   std::string s = k != nullptr ? k->name : "none";
   if (k != nullptr && *k->gemv_variant != '\0') s += std::string(", ") + k->gemv_variant;
+  if (k != nullptr) s += std::string(", vmath ") + vmath_select().name;
   s += forced != nullptr ? " (forced by HEXLLM_ISA)" : " (best for this CPU)";
   return s + "; usable here: " + usable +
          "; HEXLLM_ISA=generic|avx2|avxvnni|avx512|amx forces one, HEXLLM_ISA=exact the best with bit-exact matmuls";
