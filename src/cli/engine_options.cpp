@@ -65,7 +65,7 @@ void add_engine_options(CLI::App& app, EngineOptions& opts, bool model_optional)
   app.add_option("--htp-device", opts.htp_device, "HTP device process binary (default: hexllm-htp next to hexllm)")
       ->envname("HEXLLM_HTP_DEVICE");
   app.add_flag("--htp-profile", opts.htp_profile,
-               "HTP: print device time per op kind and the host's time per call phase when the model closes")
+               "HTP: print device time per op kind (with the matmuls' weight GB/s) and the host's time per call phase when the model closes")
       ->envname("HEXLLM_HTP_PROFILE");
   app.add_option("--htp-profile-json", opts.htp_profile_json,
                  "HTP: write the host profile (phases, graph cache, coverage) as JSON to this file at exit")

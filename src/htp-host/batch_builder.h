@@ -34,6 +34,7 @@ class BatchBuilder {
   uint32_t n_ops() const { return static_cast<uint32_t>(ops_.size()); }
   uint32_t n_tensors() const { return static_cast<uint32_t>(tensors_.size()); }
   const std::vector<htp_op_desc>& ops() const { return ops_; }
+  const std::vector<htp_tensor>& tensors() const { return tensors_; }
 
   // Bytes the message needs; false when it exceeds 32-bit offsets.
   bool layout(htp_message_layout* out, const MessageFrame& frame = {}) const;

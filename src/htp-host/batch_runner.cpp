@@ -58,7 +58,11 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     written_devices_ = n_dev;
     // Profiles and tests read opcodes every call: a compact copy, not the descriptors.
     opcodes_.clear();
-    for (const htp_op_desc& op : batch.ops()) opcodes_.push_back(op.opcode);
+    weight_bytes_.clear();
+    for (const htp_op_desc& op : batch.ops()) {
+      opcodes_.push_back(op.opcode);
+      weight_bytes_.push_back(op_weight_bytes(op, batch.tensors()));
+    }
   }
 
   // Only a device process can die and restart; the undo log makes its retry exact.
@@ -128,7 +132,7 @@ void BatchRunner::run(const BatchBuilder& batch, std::span<const graph::Tensor* 
     const uint64_t wall = t_response - t_call;
     uint64_t ops_ns = 0;
     for (size_t i = 0; i < last_op_ns_.size(); i++) {
-      ops_.add_op(opcodes_[i], last_op_ns_[i]);
+      ops_.add_op(opcodes_[i], last_op_ns_[i], weight_bytes_[i]);
       ops_ns += last_op_ns_[i];
     }
     ops_.add_call(wall, ops_ns);

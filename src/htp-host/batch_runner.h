@@ -71,6 +71,7 @@ class BatchRunner {
   const void* written_at_ = nullptr;    // ... written into this buffer
   uint32_t written_devices_ = 0;        // ... for this many devices (fences marked when > 1)
   std::vector<uint32_t> opcodes_;       // of the batch message_ holds
+  std::vector<uint64_t> weight_bytes_;  // op_weight_bytes of each of its ops
   std::vector<uint64_t> last_op_ns_;
   ReplayLog replay_;
   OpProfile ops_;
