@@ -1,20 +1,16 @@
 #include "htp-host/op_profile.h"
 
+#include "htp/abi/matmul_fused_params.h"
+
 #include <algorithm>
 #include <vector>
 
 namespace hexllm::htp_host {
 
 uint64_t op_weight_bytes(const htp_op_desc& op, const std::vector<htp_tensor>& tensors) {
-  switch (op.opcode) {
-    case HTP_OP_MUL_MAT:
-    case HTP_OP_MUL_MAT_ADD:
-    case HTP_OP_MUL_MAT_QKV:
-    case HTP_OP_MUL_MAT_FFN:
-      break;
-    default:
-      return 0;
-  }
+  // The fused matmuls of matmul_fused_params.h, less the one whose experts are routed.
+  const bool dense = op.opcode == HTP_OP_MUL_MAT || (htp_mmf_is_fused(op.opcode) && op.opcode != HTP_OP_MUL_MAT_ID_FFN);
+  if (!dense) return 0;
   uint64_t bytes = 0;
   for (uint16_t i : op.src) {
     if (i == HTP_NO_TENSOR || i >= tensors.size()) continue;
