@@ -134,10 +134,8 @@ VEC_INLINE __m256i dpwssd(__m256i acc, __m256i a, __m256i b) {
 // matrix is harmless. Only GEMV (one activation row) prefetches: GEMM callers keep their weight
 // chunk in L2. The hint is non-temporal: decode reads each weight line once, and lines that
 // went through L2 would push out what the next ops reuse (activations, KV rows, logits) and be
-// written into the victim L3 on their way out. On a Zen 5 (2 threads, alternating rounds of
-// tg64 against T0) generation ran 1.11-1.22x faster on qwen2.5-0.5b Q4_0 and 1.11x on the
-// llama-3.2-1b Q4_0 at 2 threads, 1.0-1.06x on the others; a bare read loop runs alike
-// with either hint, so the gain is in what the rest of the token finds in the caches.
+// written into the victim L3 on their way out (measured on a Zen 5 only: DESIGN §10,
+// "Non-temporal weight prefetch").
 constexpr uint32_t kPrefetch = VEC_PREFETCH;
 template <uint32_t Bytes>
 VEC_INLINE void prefetch_block(const uint8_t* blk) {
