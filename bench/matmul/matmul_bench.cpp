@@ -204,7 +204,9 @@ int main(int argc, char** argv) {
                         {"Q8_0 [8192 x 2048]", Type::Q8_0, 8192, 2048},
                         // Qwen2.5-0.5B's small matrices: per-op costs weigh most here.
                         {"Q4_0 [896 x 896]", Type::Q4_0, 896, 896},
-                        {"Q4_0 [896 x 4864]", Type::Q4_0, 896, 4864}};
+                        {"Q4_0 [896 x 4864]", Type::Q4_0, 896, 4864},
+                        // Its FFN down: long K, so few row tiles per prefill unit (DESIGN §10).
+                        {"Q4_0 [4864 x 896]", Type::Q4_0, 4864, 896}};
   const char* modes[] = {"async", "inline", "zero-copy"};
   for (int64_t n : {1, 512})
     for (const Case& c : cases)
