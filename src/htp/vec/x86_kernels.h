@@ -146,7 +146,7 @@ VEC_INLINE void prefetch_block(const uint8_t* blk) {
 // The first kPrefetch bytes of a weight stream, which the in-loop prefetch (kPrefetch past each
 // block) never reaches: without them every GEMV call, so every decode unit, starts its second
 // stream on demand misses. On a Zen 5 units of 4-112 row tiles of a [896 x 896] Q4_0 streamed
-// 1.2-1.6x faster from DRAM with them, on its avx2 path 1.03-1.35x (bench/vec, DESIGN §10).
+// 1.2-1.6x faster from DRAM with them, on its avx2 path 1.02-1.36x (bench/vec, DESIGN §10).
 VEC_INLINE void prefetch_head(const uint8_t* stream) {
   for (uint32_t off = 0; off < kPrefetch; off += 64) _mm_prefetch((const char*)stream + off, _MM_HINT_NTA);
 }
