@@ -53,7 +53,8 @@ inline constexpr uint32_t HTP_MM_GEMV_UNITS_PER_THREAD = 4;     // dynamic split
 // (63 KiB) units and 24-27 whole (hexllm_vec_bench "GEMV units", interleaved rounds). 64 KiB
 // instead of 16 took the median of that model's QKV and attention-output ops at 2 threads
 // from 22.4-25.1 to 19.9-22.5 us and 15.3-17.7 to 13.9-16.1 us (5 alternating traced runs, every
-// pair lower); matrices with K >= 2048 already had larger units.
+// pair lower); matrices with K >= 2048 already had larger units. Measured before the GEMV
+// prefetched its streams' heads (DESIGN §10, "Stream heads"), which made small units cheaper.
 inline constexpr uint32_t HTP_MM_GEMV_MIN_UNIT_BYTES = 64u << 10;
 inline constexpr uint32_t HTP_MM_GEMM_MIN_ROWS = 4;  // act rows from which units are sized for GEMM
 inline constexpr uint32_t HTP_MM_QUANT_PIECE_BYTES = 16u << 10;  // F32 bytes per quant piece at most

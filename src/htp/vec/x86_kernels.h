@@ -137,19 +137,19 @@ VEC_INLINE __m256i dpwssd(__m256i acc, __m256i a, __m256i b) {
 // written into the victim L3 on their way out (measured on a Zen 5 only: DESIGN §10,
 // "Non-temporal weight prefetch").
 constexpr uint32_t kPrefetch = VEC_PREFETCH;
+VEC_INLINE void prefetch_lines(const uint8_t* p, uint32_t bytes) {
+  for (uint32_t off = 0; off < bytes; off += 64) _mm_prefetch((const char*)p + off, _MM_HINT_NTA);
+}
 template <uint32_t Bytes>
 VEC_INLINE void prefetch_block(const uint8_t* blk) {
-  for (uint32_t off = 0; off < Bytes; off += 64)
-    _mm_prefetch((const char*)blk + kPrefetch + off, _MM_HINT_NTA);
+  prefetch_lines(blk + kPrefetch, Bytes);
 }
 
 // The first kPrefetch bytes of a weight stream, which the in-loop prefetch (kPrefetch past each
 // block) never reaches: without them every GEMV call, so every decode unit, starts its second
 // stream on demand misses. On a Zen 5 units of 4-112 row tiles of a [896 x 896] Q4_0 streamed
 // 1.2-1.6x faster from DRAM with them, on its avx2 path 1.02-1.36x (bench/vec, DESIGN §10).
-VEC_INLINE void prefetch_head(const uint8_t* stream) {
-  for (uint32_t off = 0; off < kPrefetch; off += 64) _mm_prefetch((const char*)stream + off, _MM_HINT_NTA);
-}
+VEC_INLINE void prefetch_head(const uint8_t* stream) { prefetch_lines(stream, kPrefetch); }
 
 // kZero * sum(a) in every lane, from a broadcast load (no scalar multiply and move per column).
 template <int Zero>
