@@ -33,11 +33,11 @@ struct Problem {
   std::vector<float> wf;    // nrows x k dequantized weights (reference dequantize_row)
 };
 
-Problem make_problem(uint32_t tt, uint32_t k, uint32_t nrows, uint32_t nact, uint32_t seed) {
-  std::mt19937 rng(seed);
+// The problem of GGUF weight rows w (nrows x k of the tile's source type) and activations x.
+Problem make_problem_of(uint32_t tt, uint32_t k, uint32_t nrows, uint32_t nact, std::vector<float> x,
+                        const std::vector<uint8_t>& w) {
   const Type src = static_cast<Type>(htp_tile_info(tt).src);
-  Problem p{tt, k, nrows, nact, {}, test::random_floats((size_t)nact * k, rng), {}, {}};
-  auto w = test::random_matrix(src, nrows, k, rng);
+  Problem p{tt, k, nrows, nact, {}, std::move(x), {}, {}};
   const size_t row = test::gguf_row_bytes(src, k);
   p.tiles.resize(htp_tiled_size(tt, nrows, k));
   EXPECT_TRUE(vec_repack(tt, w.data(), row, nrows, k, p.tiles.data()));
@@ -53,6 +53,13 @@ Problem make_problem(uint32_t tt, uint32_t k, uint32_t nrows, uint32_t nact, uin
     }
   }
   return p;
+}
+
+Problem make_problem(uint32_t tt, uint32_t k, uint32_t nrows, uint32_t nact, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Type src = static_cast<Type>(htp_tile_info(tt).src);
+  std::vector<float> x = test::random_floats((size_t)nact * k, rng);
+  return make_problem_of(tt, k, nrows, nact, std::move(x), test::random_matrix(src, nrows, k, rng));
 }
 
 // Quantized activations, nact rows of htp_act_row_bytes each.
@@ -248,6 +255,41 @@ void expect_gemv_shapes_match_generic(const vec_kernels& s, bool also_gemm, uint
         const auto m = run(s, p, act, false);
         for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(want[i], m[i]) << "gemm row " << i;
       }
+  }
+}
+
+// The largest integer sums a block can give: Q4_0 / Q4_1 rows whose codes are all 0 or all 15
+// in either nibble against activations of +-127, both signs in every row (the int16 headroom
+// of the vpmaddubsw path, x86_kernels.h: 8 groups of 2 * 15 * 127). Bit for bit against
+// generic, and against the dequantized rows.
+TEST_P(VecIsa, GemvOfExtremeCodesMatchesGeneric) {
+  const vec_kernels* sp = vec_isa_kernels(GetParam());
+  if (sp == nullptr) GTEST_SKIP() << GetParam() << ": not available on this CPU";
+  const vec_kernels& g = vec_generic_kernels();
+  constexpr uint32_t k = 512, nrows = 40;
+  std::vector<float> x(k);
+  for (uint32_t i = 0; i < k; i++) x[i] = (i % 3 == 0) != (i >= k / 2) ? -1.0f : 1.0f;
+  const uint8_t patterns[4] = {0xFF, 0x00, 0xF0, 0x0F};
+  for (uint32_t tt : {HTP_TILE_Q4_0_X8, HTP_TILE_Q4_1_X8}) {
+    const Type src = static_cast<Type>(htp_tile_info(tt).src);
+    const size_t row = test::gguf_row_bytes(src, k), bs = type_size(src);
+    std::vector<uint8_t> w(row * nrows);
+    for (uint32_t r = 0; r < nrows; r++)
+      for (uint32_t b = 0; b < k / 32; b++) {
+        uint8_t* blk = w.data() + r * row + b * bs;
+        const uint16_t one = fp32_to_fp16(1.0f), zero = 0;
+        std::memcpy(blk, &one, 2);
+        if (src == Type::Q4_1) std::memcpy(blk + 2, &zero, 2);  // m = 0
+        std::memset(blk + bs - 16, patterns[(r + b) % 4], 16);
+      }
+    SCOPED_TRACE(testing::Message() << sp->name << " " << type_name(src));
+    const Problem p = make_problem_of(tt, k, nrows, 1, x, w);
+    const auto act = quantize(g, p);
+    const auto want = run(g, p, act, true), got = run(*sp, p, act, true);
+    for (uint32_t r = 0; r < nrows; r++) {
+      ASSERT_EQ(want[r], got[r]) << "row " << r;
+      ASSERT_NEAR(got[r], p.ref[r], 1e-5 * std::fabs(p.ref[r]) + 1e-3) << "row " << r;
+    }
   }
 }
 
