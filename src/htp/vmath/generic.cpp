@@ -104,6 +104,12 @@ void axpy_f16(float a, const uint16_t* x, float* y, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) y[i] = vm_fma(a, fp16_to_fp32(x[i]), y[i]);
 }
 
+void pv_f16(const vmath_pv& a) {
+  for (uint32_t r = 0; r < a.rows; ++r)
+    for (uint32_t c = 0; c < a.n; ++c)
+      axpy_f16(a.p[r * a.p_stride + c], a.v + c * a.v_stride, a.o + r * a.o_stride, a.dv);
+}
+
 void clamp(const float* x, float* y, uint32_t n, float lo, float hi) {
   for (uint32_t i = 0; i < n; ++i) y[i] = vm_min(hi, vm_max(lo, x[i]));
 }
@@ -205,6 +211,7 @@ const vmath_ops kGeneric = {
     scale_add_max,
     scale_add_max_f16,
     transpose,
+    pv_f16,
 };
 
 }  // namespace

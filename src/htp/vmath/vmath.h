@@ -27,6 +27,21 @@
 
 namespace hexllm::htp {
 
+// o[r * o_stride + d] += p[r * p_stride + c] * v[c * v_stride + d] for r < rows, c < n, d < dv
+// (strides in elements), one fma per c in order for every element, so every table agrees bit
+// for bit.
+struct vmath_pv {
+  const float* p;
+  size_t p_stride;
+  uint32_t rows;
+  const uint16_t* v;
+  size_t v_stride;
+  uint32_t n;
+  float* o;
+  size_t o_stride;
+  uint32_t dv;
+};
+
 struct vmath_ops {
   const char* name;  // "generic", "avx2", "avx512"
 
@@ -86,6 +101,8 @@ struct vmath_ops {
   // y[c * y_stride + r] = x[r * x_stride + c] for r < rows, c < cols (strides in floats, x and
   // y apart): attention's K tiles. Moves bits only, so every table agrees.
   void (*transpose)(const float* x, size_t x_stride, float* y, size_t y_stride, uint32_t rows, uint32_t cols);
+  // Attention's weighted sum over F16 value rows, for few query rows (decode), see vmath_pv.
+  void (*pv_f16)(const vmath_pv& a);
 };
 
 const vmath_ops& vmath_generic();

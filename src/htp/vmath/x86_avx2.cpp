@@ -291,6 +291,46 @@ void axpy_f16(float a, const uint16_t* x, float* y, uint32_t n) {
   for (; i < n; ++i) y[i] = vm_fma(a, fp16_to_fp32(x[i]), y[i]);
 }
 
+// Up to 8 rows' accumulators for 8 dims stay in registers over all n value rows.
+template <int NR>
+VM_INLINE void pv_rows(const float* p, size_t ps, const uint16_t* v, size_t vs, uint32_t n, float* o, size_t os,
+                       uint32_t d0) {
+  V acc[NR];
+  for (int r = 0; r < NR; ++r) acc[r] = load(o + r * os + d0);
+  for (uint32_t c = 0; c < n; ++c) {
+    const V vv = vf16(v + c * vs + d0);
+    for (int r = 0; r < NR; ++r) acc[r] = _mm256_fmadd_ps(set1(p[r * ps + c]), vv, acc[r]);
+  }
+  for (int r = 0; r < NR; ++r) store(o + r * os + d0, acc[r]);
+}
+
+void pv_f16(const vmath_pv& a) {
+  const float* p = a.p;
+  const uint16_t* v = a.v;
+  float* o = a.o;
+  const size_t ps = a.p_stride, vs = a.v_stride, os = a.o_stride;
+  const uint32_t rows = a.rows, n = a.n, dv = a.dv;
+  for (uint32_t r0 = 0; r0 < rows; r0 += 8) {
+    const float* pr = p + r0 * ps;
+    float* orow = o + r0 * os;
+    uint32_t d0 = 0;
+    for (; d0 + 8 <= dv; d0 += 8) switch (rows - r0 < 8 ? rows - r0 : 8) {
+        case 1: pv_rows<1>(pr, ps, v, vs, n, orow, os, d0); break;
+        case 2: pv_rows<2>(pr, ps, v, vs, n, orow, os, d0); break;
+        case 3: pv_rows<3>(pr, ps, v, vs, n, orow, os, d0); break;
+        case 4: pv_rows<4>(pr, ps, v, vs, n, orow, os, d0); break;
+        case 5: pv_rows<5>(pr, ps, v, vs, n, orow, os, d0); break;
+        case 6: pv_rows<6>(pr, ps, v, vs, n, orow, os, d0); break;
+        case 7: pv_rows<7>(pr, ps, v, vs, n, orow, os, d0); break;
+        default: pv_rows<8>(pr, ps, v, vs, n, orow, os, d0); break;
+      }
+    for (uint32_t r = r0; r < rows && r < r0 + 8; ++r)  // the last dv % 8 dims
+      for (uint32_t c = 0; c < n; ++c)
+        for (uint32_t d = d0; d < dv; ++d)
+          o[r * os + d] = vm_fma(p[r * ps + c], fp16_to_fp32(v[c * vs + d]), o[r * os + d]);
+  }
+}
+
 void clamp(const float* x, float* y, uint32_t n, float lo, float hi) {
   const V vlo = set1(lo), vhi = set1(hi);
   uint32_t i = 0;
@@ -420,6 +460,7 @@ const vmath_ops kAvx2 = {
     scale_add_max,
     scale_add_max_f16,
     transpose_f32,
+    pv_f16,
 };
 
 }  // namespace

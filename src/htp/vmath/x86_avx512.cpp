@@ -327,6 +327,55 @@ void axpy_f16(float a, const uint16_t* x, float* y, uint32_t n) {
   each(n, [&](uint32_t i, auto m) { st(y + i, _mm512_fmadd_ps(va, ldh(x + i, m), ld(y + i, m)), m); });
 }
 
+// Up to 8 rows' accumulators for 32 dims (masks m0, m1 for the two halves) stay in registers
+// over all n value rows.
+template <int NR>
+VM_INLINE void pv_rows(const float* p, size_t ps, const uint16_t* v, size_t vs, uint32_t n, float* o, size_t os,
+                       uint32_t d0, Some m0, Some m1) {
+  V a0[NR], a1[NR];
+  for (int r = 0; r < NR; ++r) {
+    a0[r] = ld(o + r * os + d0, m0);
+    a1[r] = ld(o + r * os + d0 + 16, m1);
+  }
+  for (uint32_t c = 0; c < n; ++c) {
+    const V v0 = ldh(v + c * vs + d0, m0), v1 = ldh(v + c * vs + d0 + 16, m1);
+    for (int r = 0; r < NR; ++r) {
+      const V b = set1(p[r * ps + c]);
+      a0[r] = _mm512_fmadd_ps(b, v0, a0[r]);
+      a1[r] = _mm512_fmadd_ps(b, v1, a1[r]);
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    st(o + r * os + d0, a0[r], m0);
+    st(o + r * os + d0 + 16, a1[r], m1);
+  }
+}
+
+void pv_f16(const vmath_pv& a) {
+  const float* p = a.p;
+  const uint16_t* v = a.v;
+  float* o = a.o;
+  const size_t ps = a.p_stride, vs = a.v_stride, os = a.o_stride;
+  const uint32_t rows = a.rows, n = a.n, dv = a.dv;
+  auto lanes = [](uint32_t left) { return Some{left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1)}; };
+  for (uint32_t r0 = 0; r0 < rows; r0 += 8)
+    for (uint32_t d0 = 0; d0 < dv; d0 += 32) {
+      const Some m0 = lanes(dv - d0), m1 = lanes(dv - d0 > 16 ? dv - d0 - 16 : 0);
+      const float* pr = p + r0 * ps;
+      float* orow = o + r0 * os;
+      switch (rows - r0 < 8 ? rows - r0 : 8) {
+        case 1: pv_rows<1>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
+        case 2: pv_rows<2>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
+        case 3: pv_rows<3>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
+        case 4: pv_rows<4>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
+        case 5: pv_rows<5>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
+        case 6: pv_rows<6>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
+        case 7: pv_rows<7>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
+        default: pv_rows<8>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
+      }
+    }
+}
+
 void clamp(const float* x, float* y, uint32_t n, float lo, float hi) {
   const V vlo = set1(lo), vhi = set1(hi);
   each(n, [&](uint32_t i, auto m) { st(y + i, _mm512_min_ps(vhi, _mm512_max_ps(vlo, ld(x + i, m))), m); });
@@ -426,6 +475,7 @@ const vmath_ops kAvx512 = {
     scale_add_max,
     scale_add_max_f16,
     transpose_f32,
+    pv_f16,
 };
 
 }  // namespace

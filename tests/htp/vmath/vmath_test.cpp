@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/fp16.h"
 #include "htp/vec/vec.h"
 #include "htp/vmath/vmath_scalar.h"
 
@@ -525,6 +526,49 @@ TEST(Vmath, HalfDotAndAxpyAgainstDouble) {
     t->axpy_f16(0.75f, h.data(), y.data(), n);
     for (uint32_t i = 0; i < n; ++i) ASSERT_LE(ulp_error(y[i], y0[i] + 0.75 * hf[i]), 0.5) << t->name;
   }
+}
+
+// o += p . v over F16 value rows: every table gives generic's bits (one fma per value row, in
+// order), and generic is within n rounding steps of the double sum. Row counts past the 8 rows
+// the SIMD tables keep in registers, dims past their vector widths, strides wider than the rows,
+// and nothing written outside the rows x dv block.
+TEST(Vmath, PvF16AgainstDoubleAndBitForBit) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::vector<const vmath_ops*> ts = tables();
+  for (uint32_t rows : {1u, 4u, 7u, 8u, 9u, 17u})
+    for (uint32_t n : {0u, 1u, 5u, 64u})
+      for (uint32_t dv : {1u, 7u, 8u, 16u, 31u, 32u, 40u, 64u, 80u, 128u}) {
+        const size_t ps = n + 3, vs = dv + 5, os = dv + 2;
+        std::vector<float> p(rows * ps), o0(rows * os + 1);
+        std::vector<uint16_t> v(n * vs + 1);
+        for (float& x : p) x = u(rng);
+        for (float& x : o0) x = u(rng);
+        for (uint16_t& h : v) h = fp32_to_fp16(u(rng));
+        std::vector<float> want;
+        for (const vmath_ops* t : ts) {
+          std::vector<float> o = o0;
+          t->pv_f16({p.data(), ps, rows, v.data(), vs, n, o.data(), os, dv});
+          SCOPED_TRACE(testing::Message() << t->name << " rows " << rows << " n " << n << " dv " << dv);
+          for (uint32_t r = 0; r < rows; ++r)
+            for (uint32_t d = 0; d < os && r * os + d < o.size(); ++d) {
+              const size_t i = r * os + d;
+              if (d >= dv) {
+                ASSERT_EQ(o[i], o0[i]) << "wrote outside the block at row " << r << ", dim " << d;
+                continue;
+              }
+              double s = o0[i], mag = std::fabs(o0[i]);
+              for (uint32_t c = 0; c < n; ++c) {
+                const double term = (double)p[r * ps + c] * fp16_to_fp32(v[c * vs + d]);
+                s += term, mag += std::fabs(term);
+              }
+              ASSERT_NEAR(o[i], s, (n + 1) * 0x1p-24 * mag) << "row " << r << ", dim " << d;
+            }
+          ASSERT_EQ(o.back(), o0.back()) << "wrote past the last row";
+          if (t == ts[0]) want = o;
+          for (size_t i = 0; i < o.size(); ++i) ASSERT_TRUE(same_bits(o[i], want[i])) << "element " << i;
+        }
+      }
 }
 
 TEST(Vmath, SelectPicksTheBestSupportedTable) {
