@@ -28,6 +28,8 @@ namespace hexllm::htp {
 namespace {
 
 constexpr float kNegInf = -__builtin_inff();
+// Query rows per K/V head up to which P.V goes through vmath's pv_f16 instead of V^T tiles.
+constexpr uint32_t kDirectPvRows = 8;
 
 struct fa_job {
   const htp_op_ctx* ctx;
@@ -377,6 +379,15 @@ class unit_runner {
         }
         run_l[ml] += sum;
       }
+    }
+    // Few query rows (decode): O = alpha O, then O += P.V straight from the value rows, each
+    // row's accumulators in registers over the block: tiling V^T for them cost more than the
+    // product (hexllm_attention_bench, decode).
+    if (rows <= kDirectPvRows) {
+      for (uint32_t ml = 0; ml < rows; ++ml)
+        if (alpha[ml] != 1.0f) vm_.scale_bias(o_row(m0 + ml), o_row(m0 + ml), dv, alpha[ml], 0.0f);
+      vm_.pv_f16({s_row(0), s_stride, rows, (const uint16_t*)vd, v_stride / 2u, nb, o_row(m0), dv, dv});
+      return;
     }
     // V^T as F16 tiles: row tile t holds dims 8t..8t+7; its block tile b keys 32b..32b+31,
     // as [32 keys][8 dims]. Padding keys and dims are zero (P is zero there too, but 0 * nan
