@@ -11,6 +11,7 @@
 #include "base/fp16.h"
 #include "htp/vmath/vmath.h"
 #include "htp/vmath/vmath_scalar.h"
+#include "htp/vmath/x86_rows.h"
 #include "htp/vmath/x86_transpose.h"
 
 #define VM_INLINE inline __attribute__((always_inline))
@@ -305,29 +306,17 @@ VM_INLINE void pv_rows(const float* p, size_t ps, const uint16_t* v, size_t vs, 
 }
 
 void pv_f16(const vmath_pv& a) {
-  const float* p = a.p;
-  const uint16_t* v = a.v;
-  float* o = a.o;
   const size_t ps = a.p_stride, vs = a.v_stride, os = a.o_stride;
-  const uint32_t rows = a.rows, n = a.n, dv = a.dv;
-  for (uint32_t r0 = 0; r0 < rows; r0 += 8) {
-    const float* pr = p + r0 * ps;
-    float* orow = o + r0 * os;
+  for (uint32_t r0 = 0; r0 < a.rows; r0 += 8) {
+    const float* p = a.p + r0 * ps;
+    float* o = a.o + r0 * os;
+    const uint32_t nr = a.rows - r0 < 8 ? a.rows - r0 : 8;
     uint32_t d0 = 0;
-    for (; d0 + 8 <= dv; d0 += 8) switch (rows - r0 < 8 ? rows - r0 : 8) {
-        case 1: pv_rows<1>(pr, ps, v, vs, n, orow, os, d0); break;
-        case 2: pv_rows<2>(pr, ps, v, vs, n, orow, os, d0); break;
-        case 3: pv_rows<3>(pr, ps, v, vs, n, orow, os, d0); break;
-        case 4: pv_rows<4>(pr, ps, v, vs, n, orow, os, d0); break;
-        case 5: pv_rows<5>(pr, ps, v, vs, n, orow, os, d0); break;
-        case 6: pv_rows<6>(pr, ps, v, vs, n, orow, os, d0); break;
-        case 7: pv_rows<7>(pr, ps, v, vs, n, orow, os, d0); break;
-        default: pv_rows<8>(pr, ps, v, vs, n, orow, os, d0); break;
-      }
-    for (uint32_t r = r0; r < rows && r < r0 + 8; ++r)  // the last dv % 8 dims
-      for (uint32_t c = 0; c < n; ++c)
-        for (uint32_t d = d0; d < dv; ++d)
-          o[r * os + d] = vm_fma(p[r * ps + c], fp16_to_fp32(v[c * vs + d]), o[r * os + d]);
+    for (; d0 + 8 <= a.dv; d0 += 8) by_rows<8>(nr, [&]<int NR>() { pv_rows<NR>(p, ps, a.v, vs, a.n, o, os, d0); });
+    for (uint32_t r = 0; r < nr; ++r)  // the last dv % 8 dims
+      for (uint32_t c = 0; c < a.n; ++c)
+        for (uint32_t d = d0; d < a.dv; ++d)
+          o[r * os + d] = vm_fma(p[r * ps + c], fp16_to_fp32(a.v[c * vs + d]), o[r * os + d]);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "base/fp16.h"
 #include "htp/vmath/vmath.h"
 #include "htp/vmath/vmath_scalar.h"
+#include "htp/vmath/x86_rows.h"
 #include "htp/vmath/x86_transpose.h"
 
 #define VM_INLINE inline __attribute__((always_inline))
@@ -352,28 +353,17 @@ VM_INLINE void pv_rows(const float* p, size_t ps, const uint16_t* v, size_t vs, 
 }
 
 void pv_f16(const vmath_pv& a) {
-  const float* p = a.p;
-  const uint16_t* v = a.v;
-  float* o = a.o;
   const size_t ps = a.p_stride, vs = a.v_stride, os = a.o_stride;
-  const uint32_t rows = a.rows, n = a.n, dv = a.dv;
   auto lanes = [](uint32_t left) { return Some{left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1)}; };
-  for (uint32_t r0 = 0; r0 < rows; r0 += 8)
-    for (uint32_t d0 = 0; d0 < dv; d0 += 32) {
-      const Some m0 = lanes(dv - d0), m1 = lanes(dv - d0 > 16 ? dv - d0 - 16 : 0);
-      const float* pr = p + r0 * ps;
-      float* orow = o + r0 * os;
-      switch (rows - r0 < 8 ? rows - r0 : 8) {
-        case 1: pv_rows<1>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
-        case 2: pv_rows<2>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
-        case 3: pv_rows<3>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
-        case 4: pv_rows<4>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
-        case 5: pv_rows<5>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
-        case 6: pv_rows<6>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
-        case 7: pv_rows<7>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
-        default: pv_rows<8>(pr, ps, v, vs, n, orow, os, d0, m0, m1); break;
-      }
+  for (uint32_t r0 = 0; r0 < a.rows; r0 += 8) {
+    const float* p = a.p + r0 * ps;
+    float* o = a.o + r0 * os;
+    const uint32_t nr = a.rows - r0 < 8 ? a.rows - r0 : 8;
+    for (uint32_t d0 = 0; d0 < a.dv; d0 += 32) {
+      const Some m0 = lanes(a.dv - d0), m1 = lanes(a.dv - d0 > 16 ? a.dv - d0 - 16 : 0);
+      by_rows<8>(nr, [&]<int NR>() { pv_rows<NR>(p, ps, a.v, vs, a.n, o, os, d0, m0, m1); });
     }
+  }
 }
 
 void clamp(const float* x, float* y, uint32_t n, float lo, float hi) {
