@@ -380,12 +380,13 @@ class unit_runner {
         run_l[ml] += sum;
       }
     }
-    // Few query rows (decode): O = alpha O, then O += P.V straight from the value rows, each
-    // row's accumulators in registers over the block: tiling V^T for them cost more than the
-    // product (hexllm_attention_bench, decode).
+    // O = alpha O + P.V
+    for (uint32_t ml = 0; ml < rows; ++ml)
+      if (alpha[ml] != 1.0f) vm_.scale_bias(o_row(m0 + ml), o_row(m0 + ml), dv, alpha[ml], 0.0f);
+    // Few query rows (decode): P.V straight from the value rows, each row's accumulators in
+    // registers over the block: tiling V^T for them cost more than the product
+    // (hexllm_attention_bench, decode).
     if (rows <= kDirectPvRows) {
-      for (uint32_t ml = 0; ml < rows; ++ml)
-        if (alpha[ml] != 1.0f) vm_.scale_bias(o_row(m0 + ml), o_row(m0 + ml), dv, alpha[ml], 0.0f);
       vm_.pv_f16({s_row(0), s_stride, rows, (const uint16_t*)vd, v_stride / 2u, nb, o_row(m0), dv, dv});
       return;
     }
@@ -410,13 +411,8 @@ class unit_runner {
       }
       htp_memset(dst + (uint64_t)nb * HTP_FA_TILE_ROWS, 0, (uint64_t)(nb_pad - nb) * HTP_FA_TILE_ROWS * 2);
     }
-    // O = alpha O + P.V
     j_.mm_f16->gemm(vt, (const uint8_t*)s_row(0), lay_.s_stride, rows, ot_row(0), dv, nb, dv);
-    for (uint32_t ml = 0; ml < rows; ++ml) {
-      float* o = o_row(m0 + ml);
-      if (alpha[ml] != 1.0f) vm_.scale_bias(o, o, dv, alpha[ml], 0.0f);
-      vm_.axpy(1.0f, ot_row(ml), o, dv);
-    }
+    for (uint32_t ml = 0; ml < rows; ++ml) vm_.axpy(1.0f, ot_row(ml), o_row(m0 + ml), dv);
   }
 
   // By heads: O / l (with the sink in the denominator) into the output, then the write-back.
