@@ -44,4 +44,14 @@ inline void htp_memset(void* dst, int v, size_t n) { __builtin_memset(dst, v, n)
 template <typename T> constexpr T htp_min(T a, T b) { return a < b ? a : b; }
 template <typename T> constexpr T htp_max(T a, T b) { return a < b ? b : a; }
 
+// run.template operator()<N>() for N = n, 1 <= n <= Max: kernels that keep N rows of
+// accumulators in registers take N as a template argument.
+template <int Max, class Run>
+inline __attribute__((always_inline)) void htp_by_count(uint32_t n, Run&& run) {
+  if constexpr (Max > 0) {
+    if (n == (uint32_t)Max) run.template operator()<Max>();
+    else htp_by_count<Max - 1>(n, run);
+  }
+}
+
 }  // namespace hexllm::htp

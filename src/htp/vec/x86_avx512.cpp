@@ -15,6 +15,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include "htp/util.h"
 #include "htp/vec/x86_kernels.h"
 
 namespace hexllm::htp {
@@ -23,19 +24,11 @@ namespace {
 // The GEMM drivers: the kernels keep NC activation rows' accumulators in registers, so NC is a
 // template argument. `run.template operator()<NC>(c)` computes activation rows [c, c + NC);
 // this runs blocks of NB and then the one instantiation the remainder needs.
-template <int NC, class Run>
-VEC_INLINE void by_act_tail(Run& run, uint32_t c, uint32_t left) {
-  if constexpr (NC > 0) {
-    if (left == (uint32_t)NC) run.template operator()<NC>(c);
-    else by_act_tail<NC - 1>(run, c, left);
-  }
-}
-
 template <int NB, class Run>
 VEC_INLINE void by_act_blocks(uint32_t nact, Run run) {
   uint32_t c = 0;
   for (; c + NB <= nact; c += NB) run.template operator()<NB>(c);
-  if (c < nact) by_act_tail<NB - 1>(run, c, nact - c);
+  if (c < nact) htp_by_count<NB - 1>(nact - c, [&]<int NC>() { run.template operator()<NC>(c); });
 }
 
 VEC_INLINE __m512i zload2(const uint8_t* t0, const uint8_t* t1) {

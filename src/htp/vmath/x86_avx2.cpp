@@ -9,9 +9,9 @@
 #include <immintrin.h>
 
 #include "base/fp16.h"
+#include "htp/util.h"
 #include "htp/vmath/vmath.h"
 #include "htp/vmath/vmath_scalar.h"
-#include "htp/vmath/x86_rows.h"
 #include "htp/vmath/x86_transpose.h"
 
 #define VM_INLINE inline __attribute__((always_inline))
@@ -312,7 +312,7 @@ void pv_f16(const vmath_pv& a) {
     float* o = a.o + r0 * os;
     const uint32_t nr = a.rows - r0 < 8 ? a.rows - r0 : 8;
     uint32_t d0 = 0;
-    for (; d0 + 8 <= a.dv; d0 += 8) by_rows<8>(nr, [&]<int NR>() { pv_rows<NR>(p, ps, a.v, vs, a.n, o, os, d0); });
+    for (; d0 + 8 <= a.dv; d0 += 8) htp_by_count<8>(nr, [&]<int NR>() { pv_rows<NR>(p, ps, a.v, vs, a.n, o, os, d0); });
     for (uint32_t r = 0; r < nr; ++r)  // the last dv % 8 dims
       for (uint32_t c = 0; c < a.n; ++c)
         for (uint32_t d = d0; d < a.dv; ++d)

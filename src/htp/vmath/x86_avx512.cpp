@@ -19,9 +19,9 @@
 #include <immintrin.h>
 
 #include "base/fp16.h"
+#include "htp/util.h"
 #include "htp/vmath/vmath.h"
 #include "htp/vmath/vmath_scalar.h"
-#include "htp/vmath/x86_rows.h"
 #include "htp/vmath/x86_transpose.h"
 
 #define VM_INLINE inline __attribute__((always_inline))
@@ -361,7 +361,7 @@ void pv_f16(const vmath_pv& a) {
     const uint32_t nr = a.rows - r0 < 8 ? a.rows - r0 : 8;
     for (uint32_t d0 = 0; d0 < a.dv; d0 += 32) {
       const Some m0 = lanes(a.dv - d0), m1 = lanes(a.dv - d0 > 16 ? a.dv - d0 - 16 : 0);
-      by_rows<8>(nr, [&]<int NR>() { pv_rows<NR>(p, ps, a.v, vs, a.n, o, os, d0, m0, m1); });
+      htp_by_count<8>(nr, [&]<int NR>() { pv_rows<NR>(p, ps, a.v, vs, a.n, o, os, d0, m0, m1); });
     }
   }
 }
